@@ -1,0 +1,15 @@
+# Vendor libraries beside the CUDA toolkit: cuDNN and NCCL are optional (their benches
+# record a skip without them); cuBLASLt comes with the toolkit.
+find_path(GPUCAL_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+find_library(GPUCAL_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+find_path(GPUCAL_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+find_library(GPUCAL_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+set(GPUCAL_HAVE_CUDNN OFF)
+if(GPUCAL_CUDNN_INCLUDE_DIR AND GPUCAL_CUDNN_LIBRARY)
+  set(GPUCAL_HAVE_CUDNN ON)
+endif()
+set(GPUCAL_HAVE_NCCL OFF)
+if(GPUCAL_NCCL_INCLUDE_DIR AND GPUCAL_NCCL_LIBRARY)
+  set(GPUCAL_HAVE_NCCL ON)
+endif()
+message(STATUS "gpucal CUDA libraries: cuDNN=${GPUCAL_HAVE_CUDNN} NCCL=${GPUCAL_HAVE_NCCL}")

@@ -1,0 +1,2 @@
+// CUDA instance of the shared GPU backend.
+#include "harness/gpu_backend.cuh"

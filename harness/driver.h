@@ -1,0 +1,52 @@
+// The shared driver: command line -> ops -> Google Benchmark registration -> measurement
+// -> rows in the sinks. A bench's main fills a BenchSpec and calls bench_main.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/metadata.h"
+#include "harness/op.h"
+#include "harness/run_config.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpucal {
+
+struct BenchSpec {
+  std::string bench;        // gemm | attention | collectives | p2p; also the CSV `bench` cell
+  std::string description;  // first line of --help
+  std::vector<std::string> columns;  // bench-specific CSV columns after the common ones
+  std::function<void(CLI::App&)> add_options;
+  // Runs after parsing and backend selection: throws UsageError for bad axes. Returning
+  // an empty list is fine (nothing to run).
+  std::function<std::vector<std::unique_ptr<Op>>(Backend&, const RunConfig&)> make_ops;
+  // Optional: handles informational flags (e.g. --list); returns true when the program
+  // should exit 0 without running.
+  std::function<bool(const RunConfig&)> before_run;
+  // Optional: library versions and other facts for the sidecar.
+  std::function<void(Metadata&, Backend&)> add_metadata;
+};
+
+int bench_main(int argc, char** argv, const BenchSpec& spec);
+
+// Counts failures across points and turns them into the exit code.
+struct RunTally {
+  int rows = 0, failures = 0, skips = 0;
+};
+
+// Executes one op inside a Google Benchmark state: the unit the registration lambda
+// calls. Exposed for tests that drive ops without Google Benchmark (state may be null).
+struct PointContext {
+  Backend& backend;
+  const RunConfig& config;
+  const std::string& bench;
+  std::function<void(const Row&, const Measurement*)> emit;  // writes the row (and samples)
+};
+Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally);
+
+}  // namespace gpucal

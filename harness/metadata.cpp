@@ -1,0 +1,115 @@
+#include "harness/metadata.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include "gpucal/version.h"
+#include "harness/errors.h"
+
+extern char** environ;
+
+namespace gpucal {
+
+nlohmann::json device_json(const DeviceInfo& d) {
+  return {{"backend", d.backend},
+          {"index", d.index},
+          {"name", d.name},
+          {"arch", d.arch},
+          {"compute_units", d.compute_units},
+          {"clock_mhz", d.clock_mhz},
+          {"memory_clock_mhz", d.memory_clock_mhz},
+          {"memory_bus_bits", d.memory_bus_bits},
+          {"memory_bytes", d.memory_bytes},
+          {"l2_bytes", d.l2_bytes},
+          {"uuid", d.uuid},
+          {"pci_bus_id", d.pci_bus_id},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version}};
+}
+
+nlohmann::json host_json() {
+  nlohmann::json h;
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  h["hostname"] = name;
+  struct utsname u;
+  if (uname(&u) == 0) {
+    h["kernel"] = std::string(u.sysname) + " " + u.release;
+    h["machine"] = u.machine;
+  }
+  std::ifstream os("/etc/os-release");
+  std::string line;
+  while (std::getline(os, line))
+    if (line.rfind("PRETTY_NAME=", 0) == 0) h["os"] = line.substr(13, line.size() > 14 ? line.size() - 14 : 0);
+  h["cpu_cores_online"] = sysconf(_SC_NPROCESSORS_ONLN);
+  return h;
+}
+
+nlohmann::json environment_json() {
+  nlohmann::json env = nlohmann::json::object();
+  const char* prefixes[] = {"NCCL_", "RCCL_", "CUDA_", "HIP_", "HSA_", "OMPI_COMM_WORLD_SIZE", "SLURM_JOB",
+                            "SLURM_NNODES", "SLURM_NTASKS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    for (const char* p : prefixes)
+      if (kv.rfind(p, 0) == 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string iso8601_now() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Metadata::Metadata(const RunConfig& c, const Backend& backend) {
+  doc_["metadata_schema_version"] = 1;
+  doc_["csv_schema_version"] = 1;
+  doc_["bench"] = c.bench;
+  doc_["gpucal"] = {{"version", GPUCAL_VERSION}, {"git_commit", GPUCAL_GIT_COMMIT}, {"git_dirty", GPUCAL_GIT_DIRTY}};
+  doc_["command_line"] = c.command_line;
+  doc_["start_time"] = iso8601_now();
+  doc_["device"] = device_json(backend.info());
+  doc_["host"] = host_json();
+  doc_["environment"] = environment_json();
+  doc_["measurement"] = {{"regime", c.regime},
+                         {"min_samples", c.measure.min_samples},
+                         {"noise_target", c.measure.noise_target},
+                         {"max_time_per_point_s", c.measure.max_time_s},
+                         {"warmup_time_s", c.measure.warmup_time_s},
+                         {"min_sample_s", c.measure.min_sample_s},
+                         {"timer", backend.is_host() ? "host steady_clock" : "device events"},
+                         {"seed", c.seed}};
+  doc_["libraries"] = nlohmann::json::object();
+  doc_["libraries"]["openblas"] = openblas_get_config();
+}
+
+void Metadata::add_library(const std::string& name, const std::string& version) { doc_["libraries"][name] = version; }
+
+void Metadata::write(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw UsageError("cannot write '" + path + "'");
+    out << doc_.dump(2) << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());  // readers never see a half-written sidecar
+}
+
+void Metadata::finish(int rows, int failures, int exit_code) {
+  doc_["end_time"] = iso8601_now();
+  doc_["rows"] = rows;
+  doc_["failed_rows"] = failures;
+  doc_["exit_code"] = exit_code;
+}
+
+}  // namespace gpucal

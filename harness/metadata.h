@@ -1,0 +1,32 @@
+// The JSON sidecar: what a reader needs to trust and reproduce a CSV. Written when the run
+// starts (so a crash still leaves it) and rewritten with the end time and row counts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/backend.h"
+#include "harness/run_config.h"
+
+namespace gpucal {
+
+nlohmann::json device_json(const DeviceInfo& d);
+nlohmann::json host_json();
+// NCCL_*, RCCL_*, CUDA_*, HIP_*, OMPI_*, SLURM_* and OMP/BLAS thread variables.
+nlohmann::json environment_json();
+std::string iso8601_now();
+
+class Metadata {
+ public:
+  Metadata(const RunConfig& config, const Backend& backend);
+  nlohmann::json& doc() { return doc_; }
+  // Library name -> version, e.g. {"cublasLt", "13.0.0"}.
+  void add_library(const std::string& name, const std::string& version);
+  void write(const std::string& path) const;  // throws UsageError when unwritable
+  void finish(int rows, int failures, int exit_code);
+
+ private:
+  nlohmann::json doc_;
+};
+
+}  // namespace gpucal

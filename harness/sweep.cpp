@@ -1,0 +1,152 @@
+#include "harness/sweep.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <sstream>
+
+#include "harness/errors.h"
+
+namespace gpucal {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& axis, const std::string& item, const std::string& why) {
+  throw UsageError("--" + axis + ": " + why + " in '" + item + "'");
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  std::stringstream in(s);
+  while (std::getline(in, cur, sep)) parts.push_back(cur);
+  if (!s.empty() && s.back() == sep) parts.push_back("");
+  return parts;
+}
+
+constexpr int64_t kMaxValue = int64_t{1} << 52;  // exact in a double, far beyond any size we sweep
+
+}  // namespace
+
+int64_t parse_size(const std::string& text, const std::string& axis) {
+  if (text.empty()) bad(axis, text, "empty value");
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) bad(axis, text, "expected a non-negative integer");
+  if (digits > 16) bad(axis, text, "value too large");
+  int64_t value = std::stoll(text.substr(0, digits));
+  std::string suffix = text.substr(digits);
+  int shift = 0;
+  if (suffix == "K" || suffix == "k" || suffix == "Ki")
+    shift = 10;
+  else if (suffix == "M" || suffix == "Mi")
+    shift = 20;
+  else if (suffix == "G" || suffix == "Gi")
+    shift = 30;
+  else if (suffix == "T" || suffix == "Ti")
+    shift = 40;
+  else if (!suffix.empty())
+    bad(axis, text, "unknown suffix '" + suffix + "' (expected K, M, G or T)");
+  if (value > (kMaxValue >> shift)) bad(axis, text, "value too large");
+  return value << shift;
+}
+
+std::vector<int64_t> parse_axis(const std::string& spec, const std::string& axis) {
+  if (spec.empty()) throw UsageError("--" + axis + ": empty value");
+  std::vector<int64_t> values;
+  for (const auto& item : split(spec, ',')) {
+    if (item.empty()) bad(axis, spec, "empty list item");
+    auto parts = split(item, ':');
+    if (parts.size() == 1) {
+      values.push_back(parse_size(item, axis));
+      continue;
+    }
+    if (parts.size() != 3) bad(axis, item, "a range is start:end:xF or start:end:+S");
+    const int64_t start = parse_size(parts[0], axis);
+    const int64_t end = parse_size(parts[1], axis);
+    if (start > end) bad(axis, item, "start is greater than end");
+    const std::string& step = parts[2];
+    if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) bad(axis, item, "step must be xF (geometric) or +S (arithmetic)");
+    const int64_t by = parse_size(step.substr(1), axis);
+    if (step[0] == 'x') {
+      if (by < 2) bad(axis, item, "geometric factor must be at least 2");
+      if (start == 0) bad(axis, item, "geometric range cannot start at 0");
+      for (int64_t v = start; v <= end; v *= by) {
+        values.push_back(v);
+        if (v > end / by) break;
+      }
+    } else {
+      if (by < 1) bad(axis, item, "arithmetic step must be at least 1");
+      if ((end - start) / by > 1000000) bad(axis, item, "range has more than a million points");
+      for (int64_t v = start; v <= end; v += by) values.push_back(v);
+    }
+  }
+  return values;
+}
+
+std::vector<std::string> parse_word_list(const std::string& spec, const std::string& axis,
+                                         const std::vector<std::string>& allowed) {
+  std::vector<std::string> words;
+  for (const auto& w : split(spec, ',')) {
+    if (w.empty()) bad(axis, spec, "empty list item");
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), w) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      bad(axis, w, "unknown value (expected one of: " + list + ")");
+    }
+    words.push_back(w);
+  }
+  if (words.empty()) throw UsageError("--" + axis + ": empty value");
+  return words;
+}
+
+std::string format_size(int64_t bytes) {
+  const char* suffixes[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++i;
+  }
+  return std::to_string(bytes) + suffixes[i];
+}
+
+}  // namespace gpucal
+
+#include <fstream>
+
+namespace gpucal {
+
+std::vector<std::vector<std::pair<std::string, std::string>>> read_points_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read points file '" + path + "'");
+  std::vector<std::string> header;
+  std::vector<std::vector<std::pair<std::string, std::string>>> rows;
+  std::string line;
+  int lineno = 0;
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(" \t\r"));
+    s.erase(s.find_last_not_of(" \t\r") + 1);
+    return s;
+  };
+  while (std::getline(in, line)) {
+    ++lineno;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    for (const auto& c : split(line, ',')) cells.push_back(trim(c));
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    if (cells.size() != header.size())
+      throw UsageError(path + ":" + std::to_string(lineno) + ": expected " + std::to_string(header.size()) +
+                       " cells, got " + std::to_string(cells.size()));
+    std::vector<std::pair<std::string, std::string>> row;
+    for (size_t i = 0; i < cells.size(); ++i) row.emplace_back(header[i], cells[i]);
+    rows.push_back(std::move(row));
+  }
+  if (header.empty()) throw UsageError("points file '" + path + "' has no header row");
+  return rows;
+}
+
+}  // namespace gpucal

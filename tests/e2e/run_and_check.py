@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Runs a bench command and checks what it wrote: exit code, the calibration CSV (fixed
+columns, statuses, positive times, verification), the JSON sidecar and the samples file.
+Exit 77 (CTest skip) when the command asked for a GPU backend and the machine has none.
+
+usage: run_and_check.py [checks] -- COMMAND...
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", help="CSV the command writes (removed first)")
+    ap.add_argument("--expect-rc", type=int, default=0)
+    ap.add_argument("--expect-rows", type=int, help="exact number of rows")
+    ap.add_argument("--expect-status", help="every row has this status")
+    ap.add_argument("--expect-verified", help="every row has this verified value")
+    ap.add_argument("--expect-column", action="append", default=[], help="NAME=VALUE that every row has")
+    ap.add_argument("--require-columns", default="", help="comma-separated columns that must exist and be non-empty")
+    ap.add_argument("--stderr-contains", action="append", default=[])
+    ap.add_argument("--stderr-lines", type=int, help="exact number of non-empty stderr lines")
+    ap.add_argument("--gpu", help="cuda|hip: skip (77) when the command reports no such device")
+    ap.add_argument("--positive-times", action="store_true", help="time_us_* > 0 on ok rows")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if a.csv:
+        for suffix in ("", ".json", ".samples.csv"):
+            path = a.csv if not suffix else a.csv[:-4] + suffix
+            if os.path.exists(path):
+                os.remove(path)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    sys.stdout.write(proc.stdout[-4000:])
+    sys.stderr.write(proc.stderr[-4000:])
+    if a.gpu and ("0 usable device" in proc.stderr or "not compiled into this build" in proc.stderr):
+        print(f"SKIP: no {a.gpu} device here")
+        sys.exit(SKIP)
+    if proc.returncode != a.expect_rc:
+        fail(f"exit code {proc.returncode}, expected {a.expect_rc}")
+    lines = [l for l in proc.stderr.splitlines() if l.strip() and not l.startswith("***WARNING***")]
+    for s in a.stderr_contains:
+        if s not in proc.stderr:
+            fail(f"stderr lacks {s!r}")
+    if a.stderr_lines is not None:
+        # Google Benchmark's context block goes to stderr too; count only our own lines.
+        ours = [l for l in lines if l.startswith("bench_") or l.startswith("gpucal")]
+        if len(ours) != a.stderr_lines:
+            fail(f"expected {a.stderr_lines} error line(s), got {ours}")
+    if not a.csv:
+        return
+    if not os.path.exists(a.csv):
+        fail(f"{a.csv} not written")
+    with open(a.csv, newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames
+        rows = list(reader)
+    for col in ["schema_version", "bench", "point", "status", "time_us_median", "verified"] + \
+            [c for c in a.require_columns.split(",") if c]:
+        if col not in header:
+            fail(f"column {col} missing")
+    if a.expect_rows is not None and len(rows) != a.expect_rows:
+        fail(f"{len(rows)} rows, expected {a.expect_rows}")
+    if not rows:
+        fail("no rows")
+    points = [r["point"] for r in rows]
+    if len(set(points)) != len(points):
+        fail("duplicate point keys")
+    for r in rows:
+        if r["schema_version"] != "1":
+            fail("schema_version != 1")
+        if a.expect_status and r["status"] != a.expect_status:
+            fail(f"{r['point']}: status {r['status']} ({r['status_detail']}), expected {a.expect_status}")
+        if a.expect_verified and r["verified"] != a.expect_verified:
+            fail(f"{r['point']}: verified {r['verified']}, expected {a.expect_verified}")
+        for kv in a.expect_column:
+            k, v = kv.split("=", 1)
+            if r.get(k) != v:
+                fail(f"{r['point']}: {k}={r.get(k)!r}, expected {v!r}")
+        if r["status"] == "ok":
+            for c in [c for c in a.require_columns.split(",") if c]:
+                if r[c] == "":
+                    fail(f"{r['point']}: {c} empty")
+            if a.positive_times:
+                for c in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_min"):
+                    if not float(r[c]) > 0:
+                        fail(f"{r['point']}: {c}={r[c]}")
+                if not float(r["time_us_p10"]) <= float(r["time_us_median"]) <= float(r["time_us_p90"]):
+                    fail(f"{r['point']}: p10 <= median <= p90 violated")
+    meta_path = a.csv[:-4] + ".json"
+    if not os.path.exists(meta_path):
+        fail("JSON sidecar missing")
+    meta = json.load(open(meta_path))
+    for key in ("device", "gpucal", "command_line", "start_time", "end_time", "libraries"):
+        if key not in meta:
+            fail(f"sidecar lacks {key}")
+    if meta.get("rows") != len(rows):
+        fail(f"sidecar rows {meta.get('rows')} != {len(rows)}")
+    samples = a.csv[:-4] + ".samples.csv"
+    ok_rows = [r for r in rows if r["status"] == "ok"]
+    with open(samples, newline="") as f:
+        counts = {}
+        for s in csv.DictReader(f):
+            counts[s["point"]] = counts.get(s["point"], 0) + 1
+    for r in ok_rows:
+        if counts.get(r["point"], 0) != int(r["samples"]):
+            fail(f"{r['point']}: samples file has {counts.get(r['point'], 0)}, row says {r['samples']}")
+    print(f"OK: {len(rows)} rows checked")
+
+
+if __name__ == "__main__":
+    main()

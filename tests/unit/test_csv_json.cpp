@@ -1,0 +1,80 @@
+// Golden tests of the output formats: the exact CSV bytes and the sidecar's keys.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/backend.h"
+#include "harness/csv_sink.h"
+#include "harness/metadata.h"
+
+using namespace gpucal;
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
+  const std::string path = testing::TempDir() + "/golden.csv";
+  CsvSink sink(path, {"m", "tflops"});
+  std::string header;
+  for (const auto& c : common_columns()) header += c + ",";
+  header += "m,tflops\n";
+  EXPECT_EQ(slurp(path), header);  // header on disk before any row
+  Row r;
+  r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
+  sink.write(r);
+  // Row is on disk immediately (flushed), with quoting and schema_version filled in.
+  const std::string expected_row = "1,gemm,,,,\"a,b \"\"q\"\"\",ok," + std::string(common_columns().size() - 7, ',') + "64,1.5\n";
+  EXPECT_EQ(slurp(path), header + expected_row);
+  Row bad;
+  bad.set("not_a_column", "x");
+  EXPECT_THROW(sink.write(bad), std::logic_error);
+}
+
+TEST(CsvSink, NumberFormatting) {
+  EXPECT_EQ(format_number(0.1), "0.1");
+  EXPECT_EQ(format_number(123456789.0), "1.234568e+08");
+  EXPECT_EQ(format_number(std::nan("")), "nan");
+  EXPECT_EQ(sidecar_path("dir/run.csv", ".json"), "dir/run.json");
+  EXPECT_EQ(sidecar_path("run", ".json"), "run.json");
+}
+
+TEST(CsvSink, SamplesFileIsLongFormat) {
+  const std::string path = testing::TempDir() + "/s.csv";
+  {
+    SamplesSink s(path);
+    s.write("p/1", {1e-6, 2.5e-6});
+  }
+  EXPECT_EQ(slurp(path), "point,sample,time_us\np/1,0,1\np/1,1,2.5\n");
+}
+
+TEST(Metadata, SidecarHasTheRunFacts) {
+  auto backend = make_backend("host");
+  RunConfig cfg;
+  cfg.bench = "gemm";
+  cfg.command_line = {"bench_gemm", "--m", "64"};
+  Metadata meta(cfg, *backend);
+  meta.add_library("cublasLt", "13.0.0");
+  meta.finish(3, 1, 1);
+  const std::string path = testing::TempDir() + "/meta.json";
+  meta.write(path);
+  auto j = nlohmann::json::parse(slurp(path));
+  for (const char* key : {"metadata_schema_version", "csv_schema_version", "bench", "gpucal", "command_line",
+                          "start_time", "end_time", "device", "host", "environment", "measurement", "libraries", "rows"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["command_line"][1], "--m");
+  EXPECT_EQ(j["libraries"]["cublasLt"], "13.0.0");
+  EXPECT_TRUE(j["libraries"].contains("openblas"));
+  EXPECT_EQ(j["device"]["backend"], "host");
+  EXPECT_GT(j["device"]["compute_units"].get<int>(), 0);
+  EXPECT_EQ(j["rows"], 3);
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["gpucal"]["git_commit"].get<std::string>().size() >= 7, true);
+}
