@@ -1,0 +1,22 @@
+// calibration.json: everything `gpucal fit` derives from a results folder, in one
+// versioned document (schema in README_SECTION.md / results/SCHEMA.md). The exporters read
+// this document, so a modeler can re-export from a calibration.json alone.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "results_dir.h"
+
+namespace gpucal::calibration {
+
+// Bump on any change a reader could notice (renamed key, changed unit, changed meaning).
+constexpr int kCalibrationSchemaVersion = 1;
+
+nlohmann::json build_calibration(const ResultsDir& results);
+
+// Writes pretty-printed JSON; throws std::runtime_error when the file cannot be written.
+void write_json_file(const nlohmann::json& document, const std::string& path);
+// Reads and checks calibration_schema_version; throws on a missing/unknown version.
+nlohmann::json read_calibration_file(const std::string& path);
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,17 @@
+// Communication calibration: groups the ok rows of collectives.csv by
+// (collective, dtype, nranks, ranks_per_node, nnodes) and of p2p.csv (patterns other than
+// 'copy') by (pattern, direction, link_class, spans_nodes), and fits each group with the
+// three forms of fit.h, each with its held-out error. Output is the JSON of
+// calibration.json's "communication" section (documented in README_SECTION.md).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "results_dir.h"
+
+namespace gpucal::calibration {
+
+// {"collectives": [group...], "p2p": [group...]}; a group's fits that could not be made
+// carry {"error": reason} instead of parameters.
+nlohmann::json fit_communication(const ResultsDir& results);
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,148 @@
+#include "export_common.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpucal::calibration {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& export_targets() {
+  static const std::vector<std::string> targets{"calculon", "astrasim", "nersc", "vtrain"};
+  return targets;
+}
+
+std::vector<ExportReport> export_to(const json& calibration, const std::string& target, const std::string& out_dir) {
+  std::vector<ExportReport> reports;
+  const bool all = target == "all";
+  if (!all && std::find(export_targets().begin(), export_targets().end(), target) == export_targets().end())
+    throw std::invalid_argument("unknown export target '" + target + "' (calculon, astrasim, nersc, vtrain, all)");
+  if (all || target == "calculon") reports.push_back(export_calculon(calibration, out_dir));
+  if (all || target == "astrasim") reports.push_back(export_astrasim(calibration, out_dir));
+  if (all || target == "nersc") reports.push_back(export_nersc(calibration, out_dir));
+  if (all || target == "vtrain") reports.push_back(export_vtrain(calibration, out_dir));
+  return reports;
+}
+
+std::string format_export_report(const ExportReport& r) {
+  std::ostringstream s;
+  s << r.consumer << ": wrote";
+  if (r.files_written.empty()) s << " nothing";
+  for (const auto& f : r.files_written) s << " " << f;
+  s << "\n";
+  for (const auto& n : r.notes) s << "  note: " << n << "\n";
+  for (const auto& u : r.unfilled) s << "  NOT FILLED: " << u << "\n";
+  return s.str();
+}
+
+std::string NetworkTier::describe() const {
+  std::ostringstream s;
+  s << group.value("collective", "?") << " " << group.value("dtype", "?") << " nranks=" << group.value("nranks", 0)
+    << " ranks_per_node=" << group.value("ranks_per_node", 0) << " nnodes=" << group.value("nnodes", 0);
+  return s.str();
+}
+
+std::optional<NetworkTier> select_network_tier(const json& calibration, int spans_nodes) {
+  const json* best = nullptr;
+  auto score = [](const json& g) {
+    return std::make_tuple(g.value("collective", "") == "allreduce" ? 1 : 0, g.value("nranks", int64_t{0}),
+                           g["points"].size());
+  };
+  for (const json& g : calibration.at("communication").at("collectives")) {
+    if (g.value("spans_nodes", int64_t{-1}) != spans_nodes) continue;
+    if (!g.contains("alpha_beta") || g["alpha_beta"].contains("error")) continue;
+    if (!best || score(g) > score(*best)) best = &g;
+  }
+  if (!best) return std::nullopt;
+  NetworkTier tier;
+  tier.group = *best;
+  tier.alpha_us = (*best)["alpha_beta"]["alpha_us"].get<double>();
+  tier.beta_gbps = (*best)["alpha_beta"]["beta_gbps"].get<double>();
+  tier.tier_size = spans_nodes ? (*best)["nranks"].get<int64_t>() : (*best)["ranks_per_node"].get<int64_t>();
+  return tier;
+}
+
+std::optional<double> p2p_latency_us(const json& calibration, int spans_nodes) {
+  const json* best = nullptr;
+  for (const json& g : calibration.at("communication").at("p2p")) {
+    if (g.value("spans_nodes", -1) != spans_nodes) continue;
+    if (!g.contains("alpha_beta") || g["alpha_beta"].contains("error")) continue;
+    if (!best || (g.value("pattern", "") == "sendrecv" && (*best).value("pattern", "") != "sendrecv")) best = &g;
+  }
+  if (!best) return std::nullopt;
+  return (*best)["alpha_beta"]["alpha_us"].get<double>();
+}
+
+std::optional<std::string> preferred_matrix_dtype(const json& calibration) {
+  const json& gemm = calibration.at("compute").at("gemm");
+  if (!gemm.is_object() || gemm.empty()) return std::nullopt;
+  for (const char* dtype : {"bf16", "fp16"})
+    if (gemm.contains(dtype)) return std::string(dtype);
+  return gemm.begin().key();
+}
+
+std::string calculon_dtype_name(const std::string& dtype) {
+  if (dtype == "bf16") return "bfloat16";
+  if (dtype == "fp16") return "float16";
+  if (dtype == "fp32") return "float32";
+  if (dtype == "fp64") return "float64";
+  if (dtype.rfind("fp8", 0) == 0) return "float8";
+  return dtype;
+}
+
+std::string nccl_type_name(const std::string& dtype) {
+  if (dtype == "bf16") return "bfloat16";
+  if (dtype == "fp16") return "half";
+  if (dtype == "fp32") return "float";
+  if (dtype == "fp64") return "double";
+  return dtype;  // int8, uint8, int32, ... are already nccl-tests names
+}
+
+std::optional<int> dtype_size_bytes(const std::string& dtype) {
+  if (dtype == "fp64" || dtype == "int64" || dtype == "uint64") return 8;
+  if (dtype == "fp32" || dtype == "int32" || dtype == "uint32") return 4;
+  if (dtype == "fp16" || dtype == "bf16") return 2;
+  if (dtype == "int8" || dtype == "uint8" || dtype.rfind("fp8", 0) == 0) return 1;
+  return std::nullopt;
+}
+
+// Device memory capacity from the benches' sidecars: device.memory_bytes (results/SCHEMA.md),
+// the first sidecar that has it.
+std::optional<double> device_memory_gib(const json& calibration) {
+  if (!calibration.contains("run_metadata")) return std::nullopt;
+  for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
+    (void)bench;
+    if (sidecar.is_object() && sidecar.contains("device") && sidecar["device"].contains("memory_bytes") &&
+        sidecar["device"]["memory_bytes"].is_number())
+      return sidecar["device"]["memory_bytes"].get<double>() / (1024.0 * 1024 * 1024);
+  }
+  return std::nullopt;
+}
+
+json step_table_floor_zero(const json& table) {
+  json out = table;
+  if (!out.empty()) out.back()[0] = 0;
+  return out;
+}
+
+std::string ensure_dir(const std::string& out_dir, const std::string& sub) {
+  const fs::path dir = fs::path(out_dir) / sub;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir.string() + ": cannot create: " + ec.message());
+  return dir.string();
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write");
+  out << text;
+  if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace gpucal::calibration

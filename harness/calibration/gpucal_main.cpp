@@ -1,0 +1,119 @@
+// gpucal: calibration front end. Subcommands:
+//   gpucal run --suite smoke|calibration|nightly [--out DIR] [--backend auto|cuda|hip|host]
+//              [--bin-dir DIR] [--mpirun "mpirun -np 4 --oversubscribe"] [--no-plots]
+//   gpucal fit RESULTS_DIR [-o calibration.json]
+//   gpucal export RESULTS_DIR|calibration.json --to calculon|astrasim|nersc|vtrain|all [-o DIR]
+//   gpucal compare BASELINE_DIR CURRENT_DIR [--threshold 0.05] [--markdown F] [--junit F] [--json F]
+// Exit codes: 0 ok; 1 regression (compare) or a failed bench (run); 2 bad input.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "calibration_json.h"
+#include "compare.h"
+#include "compare_report.h"
+#include "export_common.h"
+#include "results_dir.h"
+#include "run_suite.h"
+
+namespace {
+
+using namespace gpucal::calibration;
+namespace fs = std::filesystem;
+
+constexpr int kExitBadInput = 2;
+
+int cmd_fit(const std::string& results_dir, std::string out_path) {
+  if (out_path.empty()) out_path = (fs::path(results_dir) / "calibration.json").string();
+  const nlohmann::json calibration = build_calibration(load_results_dir(results_dir));
+  write_json_file(calibration, out_path);
+  std::cout << "wrote " << out_path << " (calibration_schema_version " << kCalibrationSchemaVersion << ", "
+            << calibration["communication"]["collectives"].size() << " collective group(s), "
+            << calibration["communication"]["p2p"].size() << " p2p group(s))\n";
+  for (const auto& m : calibration["missing"]) std::cout << "  missing: " << m.get<std::string>() << "\n";
+  for (const auto& w : calibration["warnings"]) std::cout << "  warning: " << w.get<std::string>() << "\n";
+  return 0;
+}
+
+int cmd_export(const std::string& source, const std::string& target, std::string out_dir) {
+  nlohmann::json calibration;
+  if (fs::is_regular_file(source)) {
+    calibration = read_calibration_file(source);
+    if (out_dir.empty()) out_dir = (fs::path(source).parent_path() / "export").string();
+  } else {
+    calibration = build_calibration(load_results_dir(source));
+    if (out_dir.empty()) out_dir = (fs::path(source) / "export").string();
+  }
+  for (const ExportReport& r : export_to(calibration, target, out_dir)) std::cout << format_export_report(r);
+  return 0;
+}
+
+int cmd_compare(const std::string& baseline, const std::string& current, double threshold,
+                const std::string& markdown, const std::string& junit, const std::string& json_path) {
+  if (!(threshold >= 0)) throw std::invalid_argument("--threshold must be >= 0");
+  CompareOptions options;
+  options.threshold = threshold;
+  const ResultsDir baseline_results = load_results_dir(baseline);  // baseline errors reported first
+  const ResultsDir current_results = load_results_dir(current);
+  const CompareResult result = compare_runs(baseline_results, current_results, options);
+  print_compare_console(result, std::cout);
+  if (!markdown.empty()) write_compare_markdown(result, markdown);
+  if (!junit.empty()) write_compare_junit(result, junit);
+  if (!json_path.empty()) write_json_file(compare_to_json(result), json_path);
+  return result.failures() > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
+  app.require_subcommand(1);
+
+  RunOptions run;
+  run.gpucal_path = argv[0];
+  bool no_plots = false;
+  auto* run_cmd = app.add_subcommand("run", "run a suite of benches into one results folder, then fit, export, plot");
+  run_cmd->add_option("--suite", run.suite, "smoke | calibration | nightly")->capture_default_str();
+  run_cmd->add_option("--out", run.out_dir, "results folder to create")->capture_default_str();
+  run_cmd->add_option("--backend", run.backend, "auto | cuda | hip | host")->capture_default_str();
+  run_cmd->add_option("--bin-dir", run.bin_dir, "where the bench_* binaries are (default: beside gpucal)");
+  run_cmd->add_option("--mpirun", run.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
+  run_cmd->add_flag("--no-plots", no_plots, "do not call the plot scripts");
+
+  std::string fit_dir, fit_out;
+  auto* fit_cmd = app.add_subcommand("fit", "fit models to a results folder and write calibration.json");
+  fit_cmd->add_option("RESULTS_DIR", fit_dir, "results folder")->required();
+  fit_cmd->add_option("-o,--output", fit_out, "output file (default RESULTS_DIR/calibration.json)");
+
+  std::string export_src, export_to_target, export_out;
+  auto* export_cmd = app.add_subcommand("export", "write inputs for Calculon, ASTRA-sim, NERSC perf model, vTrain");
+  export_cmd->add_option("RESULTS_DIR", export_src, "results folder or a calibration.json")->required();
+  export_cmd->add_option("--to", export_to_target, "calculon | astrasim | nersc | vtrain | all")->required();
+  export_cmd->add_option("-o,--output", export_out, "output folder (default RESULTS_DIR/export)");
+
+  std::string base_dir, cur_dir, markdown, junit, compare_json;
+  double threshold = 0.05;
+  auto* compare_cmd = app.add_subcommand("compare", "flag regressions of CURRENT against BASELINE per point");
+  compare_cmd->add_option("BASELINE_DIR", base_dir, "baseline results folder")->required();
+  compare_cmd->add_option("CURRENT_DIR", cur_dir, "current results folder")->required();
+  compare_cmd->add_option("--threshold", threshold, "relative change of the median time that matters")
+      ->capture_default_str();
+  compare_cmd->add_option("--markdown", markdown, "write a Markdown report");
+  compare_cmd->add_option("--junit", junit, "write JUnit XML (one testcase per point)");
+  compare_cmd->add_option("--json", compare_json, "write the comparison as JSON (for plots/plot_compare.py)");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*run_cmd) {
+      run.plots = !no_plots;
+      return run_suite(run, std::cout);
+    }
+    if (*fit_cmd) return cmd_fit(fit_dir, fit_out);
+    if (*export_cmd) return cmd_export(export_src, export_to_target, export_out);
+    if (*compare_cmd) return cmd_compare(base_dir, cur_dir, threshold, markdown, junit, compare_json);
+  } catch (const std::exception& e) {
+    std::cerr << "gpucal: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitBadInput;
+}

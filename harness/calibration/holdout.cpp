@@ -1,0 +1,76 @@
+#include "holdout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace gpucal::calibration {
+
+std::vector<std::size_t> heldout_indices(const std::vector<SizeTimePoint>& points) {
+  std::set<double> sizes;
+  for (const auto& p : points) sizes.insert(p.size_bytes);
+  std::set<double> held;
+  int position = 0;
+  for (double s : sizes)
+    if (position++ % kHoldoutEvery == 1) held.insert(s);
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (held.count(points[i].size_bytes)) indices.push_back(i);
+  return indices;
+}
+
+std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
+                                              const std::vector<double>& measured) {
+  if (predicted.size() != measured.size() || measured.empty())
+    throw std::invalid_argument("relative_errors_pct: need equal, non-empty vectors");
+  double sum = 0, max_err = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double err = std::abs(predicted[i] - measured[i]) / measured[i];
+    sum += err;
+    max_err = std::max(max_err, err);
+  }
+  return {100.0 * sum / static_cast<double>(measured.size()), 100.0 * max_err};
+}
+
+HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
+                           const FitAndPredict& fit_and_predict) {
+  HeldOutError result;
+  const std::vector<std::size_t> held = heldout_indices(points);
+  std::vector<SizeTimePoint> fit_points, held_points;
+  std::set<double> fit_sizes;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (std::binary_search(held.begin(), held.end(), i)) {
+      held_points.push_back(points[i]);
+    } else {
+      fit_points.push_back(points[i]);
+      fit_sizes.insert(points[i].size_bytes);
+    }
+  }
+  result.fit_points = static_cast<int>(fit_points.size());
+  result.heldout_points = static_cast<int>(held_points.size());
+  if (held_points.empty() || static_cast<int>(fit_sizes.size()) < min_fit_sizes) {
+    result.reason_not_computed = "too few distinct sizes: " + std::to_string(fit_sizes.size()) +
+                                 " left for the fit (needs " + std::to_string(min_fit_sizes) + ") and " +
+                                 std::to_string(held_points.size()) + " held out";
+    return result;
+  }
+  std::vector<double> sizes, measured;
+  for (const auto& p : held_points) {
+    sizes.push_back(p.size_bytes);
+    measured.push_back(p.time_us);
+  }
+  try {
+    const std::vector<double> predicted = fit_and_predict(fit_points, sizes);
+    std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
+  } catch (const std::exception& e) {
+    result.reason_not_computed = std::string("fit on the training sizes failed: ") + e.what();
+    return result;
+  }
+  std::set<double> distinct(sizes.begin(), sizes.end());
+  result.heldout_sizes_bytes.assign(distinct.begin(), distinct.end());
+  result.computed = true;
+  return result;
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,188 @@
+#include "run_suite.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calibration_json.h"
+#include "export_common.h"
+#include "results_dir.h"
+#include "suites.h"
+
+#ifndef GPUCAL_SOURCE_PLOTS_DIR
+#define GPUCAL_SOURCE_PLOTS_DIR ""
+#endif
+
+namespace gpucal::calibration {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string shell_quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+namespace {
+
+int exit_status(int system_result) {
+  if (system_result == -1) return 127;
+  return WIFEXITED(system_result) ? WEXITSTATUS(system_result) : 128 + WTERMSIG(system_result);
+}
+
+fs::path self_dir(const std::string& gpucal_path) {
+  std::error_code ec;
+  const fs::path self = fs::canonical("/proc/self/exe", ec);
+  if (!ec) return self.parent_path();
+  return gpucal_path.empty() ? fs::current_path() : fs::absolute(gpucal_path).parent_path();
+}
+
+// Beside gpucal, or in the build tree's bench_<name>/ (gpucal lives in <build>/harness/calibration).
+std::vector<fs::path> bench_candidates(const RunOptions& o, const std::string& binary) {
+  if (!o.bin_dir.empty()) return {fs::path(o.bin_dir) / binary};
+  const fs::path dir = self_dir(o.gpucal_path);
+  return {dir / binary, dir.parent_path().parent_path() / binary / binary,
+          dir.parent_path().parent_path() / "bin" / binary};
+}
+
+struct BenchOutcome {
+  std::string bench, command, status;  // status: ok | failed (exit N) | not built
+};
+
+}  // namespace
+
+std::string find_python_with_matplotlib(std::string& why_not) {
+  for (const char* python : {"/usr/bin/python3", "python3"}) {
+    const std::string probe = std::string(python) + " -c 'import matplotlib' >/dev/null 2>&1";
+    if (exit_status(std::system(probe.c_str())) == 0) return python;
+  }
+  why_not = "neither /usr/bin/python3 nor python3 on PATH can import matplotlib";
+  return "";
+}
+
+std::string find_plots_dir(const std::string& gpucal_path) {
+  if (const char* env = std::getenv("GPUCAL_PLOTS_DIR"); env && *env) return env;
+  const fs::path beside = self_dir(gpucal_path) / "plots";
+  if (fs::exists(beside / "plot_results.py")) return beside.string();
+  return GPUCAL_SOURCE_PLOTS_DIR;
+}
+
+int run_suite(const RunOptions& o, std::ostream& log) {
+  const Suite& suite = find_suite(o.suite);
+  fs::create_directories(fs::path(o.out_dir) / "logs");
+  log << "gpucal run: suite " << suite.name << " (" << suite.purpose << ") -> " << o.out_dir << "\n";
+  std::vector<BenchOutcome> outcomes;
+  bool any_failed = false;
+  for (const BenchInvocation& inv : suite.benches) {
+    const std::string binary = "bench_" + inv.bench;
+    fs::path found;
+    std::string tried;
+    for (const fs::path& candidate : bench_candidates(o, binary)) {
+      tried += (tried.empty() ? "" : ", ") + candidate.string();
+      if (fs::exists(candidate)) {
+        found = candidate;
+        break;
+      }
+    }
+    if (found.empty()) {
+      log << "  " << binary << ": not built, skipped (looked for " << tried << ")\n";
+      outcomes.push_back({inv.bench, "", "not built"});
+      continue;
+    }
+    std::ostringstream cmd;
+    if (inv.distributed && !o.mpirun.empty()) cmd << o.mpirun << " ";
+    cmd << shell_quote(found.string()) << " --backend " << shell_quote(o.backend) << " --out "
+        << shell_quote((fs::path(o.out_dir) / (inv.bench + ".csv")).string()) << " --quiet --max-time-per-point "
+        << suite.max_time_per_point_s;
+    for (const auto& arg : inv.args) cmd << " " << shell_quote(arg);
+    const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
+    log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
+    const int status = exit_status(std::system((cmd.str() + " >" + shell_quote(bench_log) + " 2>&1").c_str()));
+    const std::string verdict = status == 0 ? "ok" : "failed (exit " + std::to_string(status) + ", see " + bench_log + ")";
+    if (status != 0) any_failed = true;
+    log << "    " << verdict << "\n";
+    outcomes.push_back({inv.bench, cmd.str(), verdict});
+  }
+
+  std::ostringstream summary;
+  summary << "# gpucal run: suite `" << suite.name << "`\n\n" << suite.purpose << ". Backend `" << o.backend << "`.\n\n";
+  summary << "## Benches\n\n| bench | status | command |\n| --- | --- | --- |\n";
+  for (const auto& b : outcomes) summary << "| " << b.bench << " | " << b.status << " | `" << b.command << "` |\n";
+
+  json calibration;
+  try {
+    const ResultsDir results = load_results_dir(o.out_dir);
+    calibration = build_calibration(results);
+    write_json_file(calibration, (fs::path(o.out_dir) / "calibration.json").string());
+    log << "  fit: wrote " << (fs::path(o.out_dir) / "calibration.json").string() << "\n";
+  } catch (const std::exception& e) {
+    log << "  fit: nothing to fit: " << e.what() << "\n";
+    summary << "\nNo results to fit: " << e.what() << "\n";
+  }
+  if (!calibration.is_null()) {
+    summary << "\n## Calibration (`calibration.json`)\n\n";
+    if (calibration["compute"]["gemm"].is_object())
+      for (const auto& [dtype, t] : calibration["compute"]["gemm"].items())
+        summary << "- GEMM " << dtype << ": best " << t["best_tflops"].get<double>() << " TFLOP/s ("
+                << t["regime"].get<std::string>() << ", `" << t["best_point"].get<std::string>() << "`)\n";
+    if (calibration["memory"].is_object())
+      summary << "- D2D copy: best " << calibration["memory"]["d2d_copy"]["best_gbps"].get<double>() << " GB/s\n";
+    if (!calibration["communication"]["collectives"].empty())
+      summary << "\n| collective | dtype | nranks | nnodes | alpha_us | beta_gbps (bus) | held-out MAPE % |\n"
+              << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const json& g : calibration["communication"]["collectives"]) {
+      const json& ab = g["alpha_beta"];
+      summary << "| " << g["collective"].get<std::string>() << " | " << g["dtype"].get<std::string>() << " | "
+              << g["nranks"] << " | " << g["nnodes"] << " | "
+              << (ab.contains("alpha_us") ? ab["alpha_us"].dump() : "-") << " | "
+              << (ab.contains("beta_gbps") ? ab["beta_gbps"].dump() : "-") << " | "
+              << (ab.contains("heldout") && ab["heldout"]["computed"] ? ab["heldout"]["mape_pct"].dump() : "-")
+              << " |\n";
+    }
+    for (const auto& m : calibration["missing"]) summary << "- missing: " << m.get<std::string>() << "\n";
+    summary << "\n## Exports (`export/`)\n\n";
+    try {
+      for (const ExportReport& r : export_to(calibration, "all", (fs::path(o.out_dir) / "export").string())) {
+        log << "  export " << format_export_report(r);
+        summary << "- " << r.consumer << ": " << r.files_written.size() << " file(s)";
+        if (!r.unfilled.empty()) summary << "; not filled: " << r.unfilled.size() << " (see `gpucal export`)";
+        summary << "\n";
+      }
+    } catch (const std::exception& e) {
+      log << "  export failed: " << e.what() << "\n";
+      summary << "- export failed: " << e.what() << "\n";
+      any_failed = true;
+    }
+  }
+
+  summary << "\n## Plots\n\n";
+  std::string why_not;
+  const std::string python = o.plots ? find_python_with_matplotlib(why_not) : "";
+  if (!o.plots) {
+    summary << "Skipped (--no-plots).\n";
+  } else if (python.empty()) {
+    log << "  plots: skipped: " << why_not << "\n";
+    summary << "Skipped: " << why_not << ".\n";
+  } else if (calibration.is_null()) {
+    summary << "Skipped: no results.\n";
+  } else {
+    const std::string script = (fs::path(find_plots_dir(o.gpucal_path)) / "plot_results.py").string();
+    const std::string cmd = python + " " + shell_quote(script) + " " + shell_quote(o.out_dir) + " -o " +
+                            shell_quote((fs::path(o.out_dir) / "plots").string());
+    log << "  plots: " << cmd << std::endl;
+    const int status = exit_status(std::system(cmd.c_str()));
+    log << "  plots: " << cmd << (status == 0 ? "" : " FAILED (exit " + std::to_string(status) + ")") << "\n";
+    summary << (status == 0 ? "Written to `plots/`.\n" : "plot_results.py failed (exit " + std::to_string(status) + ").\n");
+  }
+  const std::string summary_path = (fs::path(o.out_dir) / "summary.md").string();
+  write_text_file(summary_path, summary.str());
+  log << "  summary: " << summary_path << "\n";
+  return any_failed ? 1 : 0;
+}
+
+}  // namespace gpucal::calibration

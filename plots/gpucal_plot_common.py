@@ -1,0 +1,70 @@
+"""Shared helpers of the gpucal plot scripts: reading result CSVs, saving figures.
+
+Standard library + matplotlib only (Agg backend, no display). Units follow results/SCHEMA.md:
+GB/s = 1e9 B/s, TFLOP/s = 1e12 flop/s, sizes in bytes, times in microseconds.
+"""
+import csv
+import json
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after selecting the backend)
+
+
+def read_rows(results_dir, bench):
+    """ok rows of RESULTS_DIR/<bench>.csv as dicts, or None when the file is absent."""
+    path = os.path.join(results_dir, bench + ".csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        return [row for row in csv.DictReader(f) if row.get("status") == "ok"]
+
+
+def read_all_rows(results_dir, bench):
+    path = os.path.join(results_dir, bench + ".csv")
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_calibration(results_dir):
+    path = os.path.join(results_dir, "calibration.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def num(row, column):
+    """The column as float; None when empty or absent."""
+    value = row.get(column, "")
+    return float(value) if value not in ("", None) else None
+
+
+def regimes(rows):
+    return ", ".join(sorted({r.get("regime", "?") for r in rows})) or "?"
+
+
+def skip(name, reason):
+    print("skip %s: %s" % (name, reason))
+
+
+def save(fig, out_dir, name):
+    """Writes NAME.png and NAME.svg; returns the PNG path."""
+    os.makedirs(out_dir, exist_ok=True)
+    fig.tight_layout()
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(out_dir, "%s.%s" % (name, ext))
+        fig.savefig(path, dpi=120)
+        paths.append(path)
+    plt.close(fig)
+    print("wrote %s (+ .svg)" % paths[0])
+    return paths[0]
+
+
+def safe_name(text):
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(text))

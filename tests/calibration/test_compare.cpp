@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include "compare.h"
+#include "compare_report.h"
+#include "mann_whitney.h"
+#include "synthetic_results.h"
+#include "test_util.h"
+
+namespace gpucal::calibration {
+namespace {
+
+using testing::SyntheticOptions;
+
+TEST(MannWhitney, MatchesScipyAsymptoticTwoSided) {
+  // scipy.stats.mannwhitneyu([1..5], [6..10], method='asymptotic') -> U=0, p=0.01219
+  const auto r = mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  EXPECT_DOUBLE_EQ(r.u_statistic, 0.0);
+  EXPECT_NEAR(r.p_value, 0.0121858, 1e-6);
+  // With ties: scipy gives U=0.5, p=0.110149 for [1,1,2] vs [2,3,3].
+  const auto t = mann_whitney_u({1, 1, 2}, {2, 3, 3});
+  EXPECT_DOUBLE_EQ(t.u_statistic, 0.5);
+  EXPECT_NEAR(t.p_value, 0.110149, 1e-5);
+  EXPECT_DOUBLE_EQ(mann_whitney_u({3, 3, 3}, {3, 3}).p_value, 1.0);
+}
+
+struct Runs {
+  std::string base, cur;
+};
+
+Runs make_runs(const SyntheticOptions& base, const SyntheticOptions& cur) {
+  Runs r{testing::fresh_temp_dir("base"), testing::fresh_temp_dir("cur")};
+  testing::write_synthetic_results(r.base, base);
+  testing::write_synthetic_results(r.cur, cur);
+  return r;
+}
+
+TEST(Compare, TwoRunsOfTheSameDataPass) {
+  const Runs runs = make_runs({}, {});
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.failures(), 0);
+  EXPECT_EQ(r.count(Verdict::regression), 0);
+  EXPECT_EQ(r.count(Verdict::unchanged), static_cast<int>(r.points.size()));
+  EXPECT_TRUE(r.environment_changes.empty());
+  for (const auto& p : r.points) EXPECT_EQ(p.test, "mann-whitney-u");
+}
+
+TEST(Compare, NoiseAloneIsNotARegression) {
+  SyntheticOptions other_seed;
+  other_seed.seed = 99;  // same true times, different noise
+  const Runs runs = make_runs({}, other_seed);
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.failures(), 0);
+}
+
+TEST(Compare, FlagsAPlantedTenPercentSlowdownAndNothingElse) {
+  SyntheticOptions slow;
+  slow.seed = 5;
+  slow.slow_point = testing::synthetic_gemm_point();
+  slow.slow_factor = 1.10;
+  const Runs runs = make_runs({}, slow);
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  ASSERT_EQ(r.failures(), 1);
+  for (const auto& p : r.points) {
+    if (p.point == testing::synthetic_gemm_point()) {
+      EXPECT_EQ(p.verdict, Verdict::regression);
+      EXPECT_NEAR(*p.ratio, 1.10, 0.02);
+      EXPECT_LT(*p.p_value, 0.05);
+    } else {
+      EXPECT_NE(p.verdict, Verdict::regression) << p.point;
+    }
+  }
+}
+
+TEST(Compare, QuantileTestWithoutSampleFilesAndImprovements) {
+  SyntheticOptions base, fast;
+  base.write_samples = false;
+  fast.write_samples = false;
+  fast.seed = 3;
+  fast.slow_point = testing::synthetic_gemm_point();
+  fast.slow_factor = 0.8;
+  const Runs runs = make_runs(base, fast);
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.failures(), 0);
+  EXPECT_EQ(r.count(Verdict::improvement), 1);
+  for (const auto& p : r.points) EXPECT_EQ(p.test, "p10-p90-disjoint");
+}
+
+TEST(Compare, SlowdownBelowThresholdIsNotARegression) {
+  SyntheticOptions slow;
+  slow.slow_point = testing::synthetic_gemm_point();
+  slow.slow_factor = 1.03;  // significant with 20 samples at 1% noise, but under 5%
+  const Runs runs = make_runs({}, slow);
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.failures(), 0);
+}
+
+TEST(Compare, ListsRowsInOneRunAndCallsOutDeviceChanges) {
+  SyntheticOptions other;
+  other.device = "Other GPU";
+  other.driver_version = "560.1";
+  const Runs runs = make_runs({}, other);
+  std::filesystem::remove(runs.cur + "/attention.csv");
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.count(Verdict::only_in_baseline), 8);
+  bool device_called_out = false, driver_called_out = false;
+  for (const auto& c : r.environment_changes) {
+    if (c.what == "gemm.csv device" && c.current == "Other GPU") device_called_out = true;
+    if (c.what == "gemm.json: versions.driver") driver_called_out = true;
+    EXPECT_EQ(c.what.find("timestamp"), std::string::npos);
+  }
+  EXPECT_TRUE(device_called_out);
+  EXPECT_TRUE(driver_called_out);
+  std::ostringstream console;
+  print_compare_console(r, console);
+  EXPECT_EQ(console.str().find("WARNING: the runs differ"), console.str().find("WARNING"));
+  EXPECT_LT(console.str().find("WARNING"), console.str().find("verdict"));
+}
+
+TEST(Compare, MarkdownAndJunitReports) {
+  SyntheticOptions slow;
+  slow.slow_point = testing::synthetic_gemm_point();
+  slow.slow_factor = 1.10;
+  const Runs runs = make_runs({}, slow);
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  write_compare_junit(r, runs.cur + "/junit.xml");
+  write_compare_markdown(r, runs.cur + "/compare.md");
+  const std::string junit = testing::read_text(runs.cur + "/junit.xml");
+  std::size_t testcases = 0;
+  for (std::size_t at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1)) ++testcases;
+  EXPECT_EQ(testcases, r.points.size());
+  EXPECT_NE(junit.find("failures=\"1\""), std::string::npos);
+  EXPECT_NE(junit.find("name=\"" + testing::synthetic_gemm_point() + "\""), std::string::npos);
+  EXPECT_NE(junit.find("<failure message=\"REGRESSION +10"), std::string::npos);
+  const std::string md = testing::read_text(runs.cur + "/compare.md");
+  EXPECT_NE(md.find("| **REGRESSION** | gemm | `" + testing::synthetic_gemm_point() + "`"), std::string::npos);
+  EXPECT_EQ(xml_escape("a<b&\"c\""), "a&lt;b&amp;&quot;c&quot;");
+}
+
+}  // namespace
+}  // namespace gpucal::calibration

@@ -1,0 +1,106 @@
+// The gpucal command end to end: exit codes, one-line errors, compare's JUnit, run's skipping.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "synthetic_results.h"
+#include "test_util.h"
+
+#ifndef GPUCAL_BIN
+#error "GPUCAL_BIN must name the gpucal executable"
+#endif
+
+namespace gpucal::calibration {
+namespace {
+
+int gpucal(const std::string& args, std::string& output, const std::string& dir) {
+  return testing::run_command(std::string(GPUCAL_BIN) + " " + args, output, dir + "/gpucal.log");
+}
+
+TEST(GpucalCli, CompareOfAScaledRunExitsNonZeroWithJunitFailures) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::SyntheticOptions slower;
+  slower.time_scale = 1.2;
+  slower.seed = 11;
+  testing::write_synthetic_results(dir + "/base");
+  testing::write_synthetic_results(dir + "/cur", slower);
+  std::string out;
+  EXPECT_EQ(gpucal("compare " + dir + "/base " + dir + "/cur --junit " + dir + "/junit.xml --markdown " + dir +
+                       "/cmp.md --json " + dir + "/cmp.json",
+                   out, dir),
+            1)
+      << out;
+  const std::string junit = testing::read_text(dir + "/junit.xml");
+  EXPECT_NE(junit.find("<failure"), std::string::npos);
+  EXPECT_NE(out.find("REGRESSION"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/cmp.md"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/cmp.json"));
+  // A 20% slowdown is still within a 25% threshold.
+  EXPECT_EQ(gpucal("compare " + dir + "/base " + dir + "/cur --threshold 0.25", out, dir), 0) << out;
+}
+
+TEST(GpucalCli, CompareOfIdenticalRunsExitsZero) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/base");
+  std::filesystem::copy(dir + "/base", dir + "/cur");
+  std::string out;
+  EXPECT_EQ(gpucal("compare " + dir + "/base " + dir + "/cur --junit " + dir + "/junit.xml", out, dir), 0) << out;
+  EXPECT_EQ(testing::read_text(dir + "/junit.xml").find("<failure"), std::string::npos);
+}
+
+TEST(GpucalCli, FitAndExportWriteTheirFiles) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/r");
+  std::string out;
+  ASSERT_EQ(gpucal("fit " + dir + "/r", out, dir), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/r/calibration.json"));
+  ASSERT_EQ(gpucal("export " + dir + "/r/calibration.json --to all -o " + dir + "/x", out, dir), 0) << out;
+  for (const char* f : {"calculon/system.json", "astrasim/network.yml", "astrasim/system.json", "nersc/system.json",
+                        "vtrain/allreduce_2gpu_1node.csv"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/x/" + f)) << f;
+}
+
+TEST(GpucalCli, BadInputGivesAOneLineErrorAndExitTwo) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::string out;
+  EXPECT_EQ(gpucal("fit " + dir + "/missing", out, dir), 2);
+  EXPECT_EQ(out, "gpucal: error: " + dir + "/missing: not a directory\n");
+  std::ofstream(dir + "/gemm.csv") << "bench,point,status\n\"gemm,x,ok\n";
+  EXPECT_EQ(gpucal("fit " + dir, out, dir), 2);
+  EXPECT_NE(out.find("unterminated quoted field"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_NE(gpucal("export " + dir + " --to nowhere", out, dir), 0);
+  EXPECT_NE(gpucal("run --suite nosuch --out " + dir + "/o", out, dir), 0);
+  EXPECT_NE(out.find("unknown suite 'nosuch'"), std::string::npos) << out;
+}
+
+TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
+  const std::string dir = testing::fresh_temp_dir();
+  // A stand-in bench_gemm: records its arguments and writes a CSV where --out says.
+  testing::write_synthetic_results(dir + "/canned");
+  std::filesystem::create_directories(dir + "/bin");
+  {
+    std::ofstream script(dir + "/bin/bench_gemm");
+    script << "#!/bin/sh\necho \"$@\" > " << dir << "/args.txt\n"
+           << "while [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then cp " << dir << "/canned/gemm.csv \"$2\"; fi; shift; done\n";
+  }
+  std::filesystem::permissions(dir + "/bin/bench_gemm", std::filesystem::perms::owner_all);
+  std::string out;
+  EXPECT_EQ(gpucal("run --suite smoke --backend host --bin-dir " + dir + "/bin --out " + dir + "/res --no-plots", out, dir),
+            0)
+      << out;
+  EXPECT_NE(out.find("bench_p2p: not built, skipped"), std::string::npos) << out;
+  const std::string args = testing::read_text(dir + "/args.txt");
+  EXPECT_NE(args.find("--backend host --out " + dir + "/res/gemm.csv --quiet --max-time-per-point"), std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--m 128,512"), std::string::npos) << args;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/res/calibration.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/res/export/calculon/system.json"));
+  const std::string summary = testing::read_text(dir + "/res/summary.md");
+  EXPECT_NE(summary.find("| gemm | ok |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| p2p | not built |"), std::string::npos) << summary;
+}
+
+}  // namespace
+}  // namespace gpucal::calibration

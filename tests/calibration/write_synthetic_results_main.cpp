@@ -1,0 +1,16 @@
+// write_synthetic_results DIR [TIME_SCALE]: the tests' synthetic results folder, for the plot test.
+#include <cstdlib>
+#include <iostream>
+
+#include "synthetic_results.h"
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: write_synthetic_results DIR [TIME_SCALE]\n";
+    return 2;
+  }
+  gpucal::calibration::testing::SyntheticOptions options;
+  if (argc > 2) options.time_scale = std::atof(argv[2]);
+  gpucal::calibration::testing::write_synthetic_results(argv[1], options);
+  return 0;
+}
