@@ -3,10 +3,14 @@
 #include <benchmark/benchmark.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
@@ -61,10 +65,49 @@ std::string arg_value(int argc, char** argv, const std::string& flag) {
   return "";
 }
 
+// One phase's outcome on this rank: status "" (ok), "skipped" or "error".
+struct Outcome {
+  std::string status, detail;
+};
+
+// The same outcome on every rank: an error anywhere beats a skip anywhere; rank 0 gets the
+// first failing rank's detail (prefixed with its rank when there are several).
+Outcome agree_outcome(World* world, const Outcome& local) {
+  if (!world || world->size() == 1) return local;
+  const int64_t errors = world->sum_across(local.status == "error" ? 1 : 0);
+  const int64_t skips = world->sum_across(local.status == "skipped" ? 1 : 0);
+  if (errors == 0 && skips == 0) return {};
+  Outcome out{errors > 0 ? "error" : "skipped", local.detail};
+  const std::string mine = local.status.empty() ? "" : "rank " + std::to_string(world->rank()) + ": " + local.detail;
+  for (const auto& d : world->gather_strings(mine))
+    if (!d.empty()) {
+      out.detail = d;
+      break;
+    }
+  return out;
+}
+
+template <typename F>
+Outcome run_phase(F&& f) {
+  try {
+    f();
+    return {};
+  } catch (const SkipPoint& e) {
+    return {"skipped", e.what()};
+  } catch (const std::exception& e) {
+    return {"error", e.what()};
+  }
+}
+
 }  // namespace
 
 Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally) {
   auto* state = static_cast<benchmark::State*>(benchmark_state);
+  World* world = ctx.world;
+  const bool multi = world && world->size() > 1;
+  auto arm = [&](const char* phase) {
+    if (ctx.watchdog) ctx.watchdog->arm(op.point() + " (" + phase + ")");
+  };
   Row row;
   row.set("bench", ctx.bench)
       .set("impl", op.impl())
@@ -78,21 +121,40 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
     row.set("status", status).set("status_detail", detail);
     if (state) state->SkipWithError((status + ": " + detail).c_str());
   };
-  try {
-    op.setup(ctx.backend, ctx.config);
-    Verification v = op.verify();
-    row.set("verified", v.status).set("max_rel_err", v.max_rel_err);
-    if (v.status == "fail") {
-      record_failure("error", "verification failed: " + v.detail);
-    } else {
-      auto launch = [&op] { op.launch(); };
+  Verification v;
+  arm("setup");
+  Outcome outcome = agree_outcome(world, run_phase([&] { op.setup(ctx.backend, ctx.config); }));
+  if (outcome.status.empty()) {
+    arm("verify");
+    Outcome checked = run_phase([&] { v = op.verify(); });
+    if (checked.status.empty() && v.status == "fail") checked = {"error", "verification failed: " + v.detail};
+    outcome = agree_outcome(world, checked);
+    const bool failed_anywhere = multi ? world->sum_across(v.status == "fail" ? 1 : 0) > 0 : v.status == "fail";
+    row.set("verified", failed_anywhere ? "fail" : v.status).set("max_rel_err", v.max_rel_err);
+  }
+  if (!outcome.status.empty()) {
+    record_failure(outcome.status, outcome.detail);
+  } else {
+    arm("timing");
+    auto launch = [&] {
+      if (ctx.before_launch) ctx.before_launch();
+      op.launch();
+      if (ctx.watchdog) ctx.watchdog->beat();
+    };
+    StopAgreement agree;
+    SampleCombiner combine;
+    if (multi) {
+      agree = [world](bool stop) { return world->all_agree(stop); };
+      combine = [world](double s) { return world->max_across(s); };
+    }
+    try {
       if (state) {
         for (auto _ : *state) {
-          measured = measure(ctx.backend, ctx.config.measure, launch);
+          measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
           state->SetIterationTime(measured->seconds.median);
         }
       } else {
-        measured = measure(ctx.backend, ctx.config.measure, launch);
+        measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
       }
       fill_timing(row, *measured);
       const bool plausible = op.annotate(row, *measured);
@@ -103,101 +165,258 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
         if (v.status == "skipped" && !v.detail.empty()) row.set("status_detail", "not verified: " + v.detail);
         if (state) set_counters(*state, row, *measured);
       }
+    } catch (const std::exception& e) {
+      record_failure("error", e.what());
+      if (multi) {
+        // The other ranks may be waiting inside a collective of this loop: write what we
+        // have and end every rank rather than leave them hanging.
+        std::cerr << "rank " << world->rank() << ": " << op.point() << ": " << e.what() << "; aborting all ranks\n";
+        if (ctx.emit && world->is_root()) ctx.emit(row, nullptr);
+        world->abort(1);
+      }
     }
-  } catch (const SkipPoint& e) {
-    record_failure("skipped", e.what());
-  } catch (const std::exception& e) {
-    record_failure("error", e.what());
   }
-  try {
-    op.teardown();
-  } catch (const std::exception& e) {
-    if (row.get("status") == "ok") record_failure("error", std::string("teardown: ") + e.what());
-  }
+  arm("teardown");
+  Outcome released = agree_outcome(world, run_phase([&] { op.teardown(); }));
+  if (!released.status.empty() && row.get("status") == "ok") record_failure("error", "teardown: " + released.detail);
+  if (ctx.watchdog) ctx.watchdog->disarm();
   ++tally.rows;
   if (row.get("status") == "error") ++tally.failures;
   if (row.get("status") == "skipped") ++tally.skips;
-  if (ctx.emit) ctx.emit(row, measured ? &*measured : nullptr);
+  if (ctx.emit && (!world || world->is_root())) ctx.emit(row, measured ? &*measured : nullptr);
   return row;
 }
 
+namespace {
+
+// Google Benchmark's output on ranks other than 0: they run the same benchmarks in the
+// same order (so every collective has all its ranks) but print nothing.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  SilentReporter() {
+    SetOutputStream(&sink_);
+    SetErrorStream(&sink_);
+  }
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+
+ private:
+  std::ostringstream sink_;
+};
+
+// After a setup step that each rank ran on its own: when it failed anywhere, rank 0 prints
+// the first failing rank's message and every rank gets the same exit code, so no rank goes
+// on alone into a collective.
+int agreed_exit_code(World& world, int local_code, const std::string& local_msg, const std::string& prog) {
+  const int code = world.size() == 1 ? local_code : static_cast<int>(world.max_across(local_code));
+  if (code == 0) return 0;
+  for (const auto& m : world.gather_strings(local_code ? local_msg : ""))
+    if (!m.empty()) {
+      std::cerr << prog << ": error: " << m << "\n";
+      break;
+    }
+  return code;
+}
+
+// --inject-rank-fault KIND-rank=R[@P] (test only): rank R hangs (sleeps) or kills itself
+// (SIGKILL) at its first launch of the P-th point run (0-based, default 1).
+struct RankFault {
+  std::string kind;  // "" | hang | kill
+  int rank = -1, point = 1;
+};
+
+RankFault parse_rank_fault(const std::string& text) {
+  RankFault f;
+  if (text.empty()) return f;
+  const std::regex re("(hang|kill)-rank=([0-9]+)(@([0-9]+))?");
+  std::smatch m;
+  if (!std::regex_match(text, m, re))
+    throw UsageError("--inject-rank-fault: expected hang-rank=R[@P] or kill-rank=R[@P], got '" + text + "'");
+  f.kind = m[1];
+  f.rank = std::stoi(m[2]);
+  if (m[4].matched) f.point = std::stoi(m[4]);
+  return f;
+}
+
+// Under MPI with a GPU backend, each rank drives the GPU of its local rank (offset by
+// --device); more ranks on a node than GPUs is an input error.
+void assign_device(World& world, RunConfig& config) {
+  if (world.size() == 1 || config.backend == "host") return;
+  const std::string gpu = config.backend == "auto" ? (gpu_device_count("cuda") > 0 ? "cuda" : "hip") : config.backend;
+  const int count = gpu_device_count(gpu);
+  if (config.backend == "auto" && count == 0) return;  // auto falls back to host
+  const int device = config.device + world.local_rank();
+  if (device >= count)
+    throw UsageError(std::to_string(world.local_size()) + " ranks on node " + world.hostname() + " but only " +
+                     std::to_string(count) + " usable " + gpu + " device(s)" +
+                     (config.device ? " from --device " + std::to_string(config.device) : ""));
+  config.device = device;
+}
+
+nlohmann::json world_json(World& world) {
+  const auto hosts = world.gather_strings(world.hostname());
+  return {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
+}
+
+}  // namespace
+
 int bench_main(int argc, char** argv, const BenchSpec& spec) {
   const std::string prog = "bench_" + spec.bench;
+  std::unique_ptr<World> world_owner = make_world(&argc, &argv);
+  World& world = *world_owner;
   RunConfig config;
   config.bench = spec.bench;
   for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
   CLI::App app(spec.description, prog);
   add_common_options(app, config);
+  double timeout_s = spec.default_timeout_s;
+  std::string rank_fault_text;
+  if (spec.make_world_ops) {
+    app.add_option("--timeout", timeout_s,
+                   "seconds without progress (a collective that does not finish) before the watchdog reports, "
+                   "aborts the communicators and exits non-zero; 0: off")
+        ->capture_default_str();
+    app.add_option("--inject-rank-fault", rank_fault_text, "test only: hang-rank=R[@P] or kill-rank=R[@P]")->group("");
+  }
   if (spec.add_options) spec.add_options(app);
   app.footer(
       "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests, "
       "--benchmark_format=console|json, --benchmark_out=FILE, --benchmark_repetitions=N.");
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::cout << app.help();
+      if (world.is_root()) std::cout << app.help();
       return 0;
     }
   const std::string filter = arg_value(argc, argv, "--benchmark_filter");
   const std::string list_tests = arg_value(argc, argv, "--benchmark_list_tests");
   const bool listing = !list_tests.empty() && list_tests != "false" && list_tests != "0";
   benchmark::Initialize(&argc, argv);
-  try {
+
+  // Setup, step by step; after each, every rank learns whether any rank failed.
+  int code = 0;
+  std::string message;
+  auto step = [&](auto&& f) {
+    if (code != 0) return;
+    try {
+      f();
+    } catch (const UsageError& e) {
+      code = 2;
+      message = e.what();
+    } catch (const std::exception& e) {
+      code = 1;
+      message = e.what();
+    }
+  };
+  std::unique_ptr<Backend> backend;
+  RankFault fault;
+  step([&] {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       throw UsageError(e.what());
     }
     finalize_config(config);
-    if (spec.before_run && spec.before_run(config)) return 0;
-    std::unique_ptr<Backend> backend = make_backend(config.backend, config.device);
-    std::vector<std::unique_ptr<Op>> ops = spec.make_ops(*backend, config);
+    if (timeout_s < 0) throw UsageError("--timeout must be non-negative");
+    fault = parse_rank_fault(rank_fault_text);
+    if (spec.before_run && spec.before_run(config)) code = -1;  // informational flag: exit 0
+    if (code == 0) {
+      assign_device(world, config);
+      backend = make_backend(config.backend, config.device);
+    }
+  });
+  if (code == -1) return 0;
+  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
 
-    std::unique_ptr<CsvSink> csv;
-    std::unique_ptr<SamplesSink> samples;
-    Metadata meta(config, *backend);
+  Watchdog watchdog(
+      timeout_s,
+      [&](const std::string& what, double seconds) {
+        std::cerr << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on "
+                  << world.hostname() << ": no progress for " << seconds << " s in " << what
+                  << "; aborting the communicators and every rank (rows measured so far are in "
+                  << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")" << std::endl;
+      },
+      [&] { world.abort(3); });
+  std::vector<std::unique_ptr<Op>> ops;
+  watchdog.arm("setting up communicators and points");
+  step([&] {
+    ops = spec.make_world_ops ? spec.make_world_ops(*backend, config, world, watchdog) : spec.make_ops(*backend, config);
+  });
+  watchdog.disarm();
+  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
+
+  std::unique_ptr<CsvSink> csv;
+  std::unique_ptr<SamplesSink> samples;
+  Metadata meta(config, *backend);
+  const std::string json_path = config.out.empty() ? "" : sidecar_path(config.out, ".json");
+  step([&] {
     if (spec.add_metadata) spec.add_metadata(meta, *backend);
-    const std::string json_path = config.out.empty() ? "" : sidecar_path(config.out, ".json");
-    if (!config.out.empty() && !listing) {
+    meta.doc()["world"] = world_json(world);
+    if (!config.out.empty() && !listing && world.is_root()) {
       csv = std::make_unique<CsvSink>(config.out, spec.columns);
       samples = std::make_unique<SamplesSink>(sidecar_path(config.out, ".samples.csv"));
       meta.write(json_path);
     }
+  });
+  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
 
+  try {
     int selected = 0;
     for (const auto& op : ops) selected += matches_filter(op->point(), filter) ? 1 : 0;
-    Progress progress(selected, !config.quiet && !listing);
+    Progress progress(selected, !config.quiet && !listing && world.is_root());
     RunTally tally;
-    PointContext ctx{*backend, config, spec.bench, [&](const Row& row, const Measurement* m) {
+    int points_run = 0;
+    PointContext ctx{*backend, config, spec.bench,
+                     [&](const Row& row, const Measurement* m) {
                        if (csv) csv->write(row);
                        if (samples && m) samples->write(row.get("point"), m->sample_seconds);
-                     }};
+                     },
+                     &world, &watchdog, nullptr};
+    bool fault_fired = false;
+    if (!fault.kind.empty() && fault.rank == world.rank())
+      ctx.before_launch = [&] {
+        if (fault_fired || points_run != fault.point) return;
+        fault_fired = true;
+        std::cerr << prog << ": rank " << world.rank() << ": injected fault: " << fault.kind << std::endl;
+        if (fault.kind == "kill") std::raise(SIGKILL);
+        std::this_thread::sleep_for(std::chrono::hours(1));
+      };
     for (auto& op : ops) {
       Op* raw = op.get();
       benchmark::RegisterBenchmark(raw->point().c_str(),
-                                   [raw, &ctx, &tally, &progress](benchmark::State& state) {
+                                   [raw, &ctx, &tally, &progress, &points_run](benchmark::State& state) {
                                      progress.start_point(raw->point());
                                      run_point(*raw, ctx, &state, tally);
                                      progress.finish_point();
+                                     ++points_run;
                                    })
           ->UseManualTime()
           ->Iterations(1)
           ->Unit(benchmark::kMicrosecond);
     }
-    benchmark::RunSpecifiedBenchmarks();
+    if (world.is_root()) {
+      benchmark::RunSpecifiedBenchmarks();
+    } else {
+      // Google Benchmark refuses a file reporter without --benchmark_out.
+      SilentReporter display, file;
+      benchmark::RunSpecifiedBenchmarks(&display, arg_value(argc, argv, "--benchmark_out").empty() ? nullptr : &file);
+    }
     benchmark::Shutdown();
-    const int code = tally.failures > 0 ? 1 : 0;
+    code = tally.failures > 0 ? 1 : 0;
     if (csv) {
       meta.finish(tally.rows, tally.failures, code);
       meta.write(json_path);
     }
-    if (tally.failures > 0)
+    if (tally.failures > 0 && world.is_root())
       std::cerr << prog << ": " << tally.failures << " of " << tally.rows << " points failed (see status_detail)\n";
     return code;
   } catch (const UsageError& e) {
+    // Past setup every rank is in step; an error here may be this rank's alone.
     std::cerr << prog << ": error: " << e.what() << "\n";
+    if (world.size() > 1) world.abort(2);
     return 2;
   } catch (const std::exception& e) {
     std::cerr << prog << ": error: " << e.what() << "\n";
+    if (world.size() > 1) world.abort(1);
     return 1;
   }
 }

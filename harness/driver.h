@@ -10,6 +10,8 @@
 #include "harness/metadata.h"
 #include "harness/op.h"
 #include "harness/run_config.h"
+#include "harness/watchdog.h"
+#include "harness/world.h"
 
 namespace CLI {
 class App;
@@ -30,6 +32,13 @@ struct BenchSpec {
   std::function<bool(const RunConfig&)> before_run;
   // Optional: library versions and other facts for the sidecar.
   std::function<void(Metadata&, Backend&)> add_metadata;
+  // Benches that run across ranks (collectives, p2p) set this instead of make_ops: it gets
+  // the World (communicators bootstrap over it) and the watchdog (communicators register
+  // their abort with it). Validate the axes before the first collective call, so a bad
+  // input is rejected by every rank alike.
+  std::function<std::vector<std::unique_ptr<Op>>(Backend&, const RunConfig&, World&, Watchdog&)> make_world_ops;
+  // Default of --timeout (seconds without progress before the watchdog aborts; 0: off).
+  double default_timeout_s = 0;
 };
 
 int bench_main(int argc, char** argv, const BenchSpec& spec);
@@ -41,11 +50,18 @@ struct RunTally {
 
 // Executes one op inside a Google Benchmark state: the unit the registration lambda
 // calls. Exposed for tests that drive ops without Google Benchmark (state may be null).
+// With a World of several ranks, every rank runs every point in the same order: each
+// phase's outcome (setup, verify) is agreed across ranks, samples are combined by max and
+// stopping by all_agree, so all ranks take the same decisions; rank 0's row is the one
+// written (statuses and details of other ranks are gathered into it).
 struct PointContext {
   Backend& backend;
   const RunConfig& config;
   const std::string& bench;
   std::function<void(const Row&, const Measurement*)> emit;  // writes the row (and samples)
+  World* world = nullptr;        // null: a single process
+  Watchdog* watchdog = nullptr;  // armed per phase, beaten per launch
+  std::function<void()> before_launch;  // test-only fault injection hook
 };
 Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally);
 

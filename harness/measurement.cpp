@@ -42,12 +42,15 @@ Measurement measure(Backend& backend, const MeasureConfig& config, const std::fu
   m.launches_per_sample = batch;
 
   const double t_sampling = now_s();
+  std::vector<double> local;
   while (true) {
     if (config.cold) backend.flush_cache();
     timer->start();
     for (int i = 0; i < batch; ++i) launch();
     timer->stop();
-    m.sample_seconds.push_back(combined(timer->elapsed_seconds()) / batch);
+    const double mine = timer->elapsed_seconds();
+    local.push_back(mine / batch);
+    m.sample_seconds.push_back(combined(mine) / batch);
     const int n = static_cast<int>(m.sample_seconds.size());
     bool stop = n >= config.max_samples || now_s() - t_sampling >= config.max_time_s;
     if (!stop && n >= config.min_samples) {
@@ -58,6 +61,7 @@ Measurement measure(Backend& backend, const MeasureConfig& config, const std::fu
     if (all_agree(stop)) break;
   }
   m.seconds = summarize(m.sample_seconds);
+  m.local_seconds = summarize(local);
   m.converged = static_cast<int>(m.sample_seconds.size()) >= config.min_samples &&
                 m.seconds.median_rel_se <= config.noise_target;
   m.wall_seconds = now_s() - t_begin;

@@ -27,6 +27,9 @@ struct Measurement {
   Summary seconds;
   bool converged = false;              // noise target reached (false: stopped by the time cap)
   double wall_seconds = 0;
+  // This participant's own samples before the SampleCombiner (equal to `seconds` without
+  // one): what a rank measured itself, for the spread across ranks.
+  Summary local_seconds;
 };
 
 // Decides together: every participant passes its local "stop?" and all get the same

@@ -17,6 +17,7 @@ namespace gpucal {
 class World {
  public:
   virtual ~World() = default;
+  virtual std::string kind() const = 0;  // "single" | "mpi" (for the sidecar)
   virtual int rank() const = 0;
   virtual int size() const = 0;
   bool is_root() const { return rank() == 0; }
@@ -25,6 +26,7 @@ class World {
   virtual int nodes() const = 0;
   virtual int local_rank() const = 0;    // rank among the ranks of its node
   virtual int local_size() const = 0;
+  virtual std::string hostname() const = 0;
 
   virtual bool all_agree(bool local) = 0;           // logical AND across ranks
   virtual double max_across(double local) = 0;      // for times
@@ -35,17 +37,29 @@ class World {
   virtual std::vector<std::string> gather_strings(const std::string& local) = 0;
   virtual void barrier() = 0;
   // Ends every rank with `code` (MPI_Abort under MPI): used when a rank cannot go on, so
-  // the others do not wait forever.
+  // the others do not wait forever. Safe to call from a watchdog thread.
   [[noreturn]] virtual void abort(int code) = 0;
+  // Sub-world of the ranks passing the same color >= 0, ordered by key; nullptr for a
+  // negative color. Collective over the whole world: every rank must call it.
+  virtual std::unique_ptr<World> split(int color, int key) = 0;
   // Subgroup of ranks [0, n) when this rank is inside it (nullptr otherwise); used by
   // --ranks sweeps. Collective over the whole world: every rank must call it.
-  virtual std::unique_ptr<World> split_first(int n) = 0;
+  std::unique_ptr<World> split_first(int n) { return split(rank() < n ? 0 : -1, rank()); }
   // The underlying MPI communicator (MPI_Comm cast to void*) or nullptr.
   virtual void* native_handle() = 0;
 };
 
 // Creates the world: MPI when the process was started by mpirun/srun (and MPI is compiled
-// in), otherwise a single-process world. Calls MPI_Init on first use; finalizes at exit.
+// in), otherwise a single-process world. Calls MPI_Init on first use; the world made
+// here finalizes MPI when destroyed (sub-worlds only free their communicator).
+// GPUCAL_TEST_RANKS_PER_NODE=k (test only) pretends every k consecutive ranks form a node,
+// so node-spanning logic can be tested on one machine.
 std::unique_ptr<World> make_world(int* argc, char*** argv);
+
+// Node layout from every rank's hostname (index = rank): pure, unit-tested.
+struct NodeLayout {
+  int node = 0, nodes = 1, local_rank = 0, local_size = 1;
+};
+NodeLayout node_layout(const std::vector<std::string>& hostnames, int rank);
 
 }  // namespace gpucal

@@ -1,0 +1,204 @@
+#include "harness/world.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#if defined(GPUCAL_HAVE_MPI)
+#include "harness/mpi_check.h"
+#endif
+
+namespace gpucal {
+
+NodeLayout node_layout(const std::vector<std::string>& hostnames, int rank) {
+  NodeLayout l;
+  std::map<std::string, int> index;  // hostname -> node index, in order of first appearance
+  for (const auto& h : hostnames) index.emplace(h, static_cast<int>(index.size()));
+  l.nodes = static_cast<int>(index.size());
+  const std::string& mine = hostnames.at(static_cast<size_t>(rank));
+  l.node = index.at(mine);
+  l.local_rank = 0;
+  l.local_size = 0;
+  for (int r = 0; r < static_cast<int>(hostnames.size()); ++r) {
+    if (hostnames[static_cast<size_t>(r)] != mine) continue;
+    if (r < rank) ++l.local_rank;
+    ++l.local_size;
+  }
+  return l;
+}
+
+namespace {
+
+std::string this_hostname(int world_rank) {
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  std::string host = name;
+  if (const char* k = std::getenv("GPUCAL_TEST_RANKS_PER_NODE")) {
+    const int per_node = std::atoi(k);
+    if (per_node > 0) host += "#fake-node-" + std::to_string(world_rank / per_node);
+  }
+  return host;
+}
+
+class SingleWorld : public World {
+ public:
+  SingleWorld() : host_(this_hostname(0)) {}
+  std::string kind() const override { return "single"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int node() const override { return 0; }
+  int nodes() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  std::string hostname() const override { return host_; }
+  bool all_agree(bool local) override { return local; }
+  double max_across(double local) override { return local; }
+  double min_across(double local) override { return local; }
+  int64_t sum_across(int64_t local) override { return local; }
+  void broadcast(std::vector<unsigned char>&, int) override {}
+  std::vector<std::string> gather_strings(const std::string& local) override { return {local}; }
+  void barrier() override {}
+  [[noreturn]] void abort(int code) override {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  std::unique_ptr<World> split(int color, int) override {
+    return color < 0 ? nullptr : std::make_unique<SingleWorld>();
+  }
+  void* native_handle() override { return nullptr; }
+
+ private:
+  std::string host_;
+};
+
+#if defined(GPUCAL_HAVE_MPI)
+
+std::vector<std::string> allgather_strings(MPI_Comm comm, const std::string& local) {
+  int size = 0;
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  int len = static_cast<int>(local.size());
+  std::vector<int> lens(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+  MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    displs[static_cast<size_t>(r)] = total;
+    total += lens[static_cast<size_t>(r)];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  MPI_CHECK(MPI_Allgatherv(local.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm));
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r)
+    out.push_back(all.substr(static_cast<size_t>(displs[static_cast<size_t>(r)]), static_cast<size_t>(lens[static_cast<size_t>(r)])));
+  return out;
+}
+
+class MpiWorld : public World {
+ public:
+  // Takes ownership of `comm` unless it is MPI_COMM_WORLD; `finalize` ends MPI on destruction.
+  MpiWorld(MPI_Comm comm, std::string host, bool finalize) : comm_(comm), host_(std::move(host)), finalize_(finalize) {
+    MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    layout_ = node_layout(allgather_strings(comm_, host_), rank_);
+  }
+  ~MpiWorld() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+    if (finalize_) MPI_Finalize();
+  }
+  std::string kind() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int node() const override { return layout_.node; }
+  int nodes() const override { return layout_.nodes; }
+  int local_rank() const override { return layout_.local_rank; }
+  int local_size() const override { return layout_.local_size; }
+  std::string hostname() const override { return host_; }
+  bool all_agree(bool local) override {
+    int in = local ? 1 : 0, out = 0;
+    MPI_CHECK(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, comm_));
+    return out != 0;
+  }
+  double max_across(double local) override { return reduce(local, MPI_MAX); }
+  double min_across(double local) override { return reduce(local, MPI_MIN); }
+  int64_t sum_across(int64_t local) override {
+    long long in = local, out = 0;
+    MPI_CHECK(MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, comm_));
+    return out;
+  }
+  void broadcast(std::vector<unsigned char>& bytes, int root) override {
+    long long n = static_cast<long long>(bytes.size());
+    MPI_CHECK(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm_));
+    bytes.resize(static_cast<size_t>(n));
+    if (n > 0) MPI_CHECK(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_BYTE, root, comm_));
+  }
+  std::vector<std::string> gather_strings(const std::string& local) override {
+    auto all = allgather_strings(comm_, local);
+    return rank_ == 0 ? all : std::vector<std::string>{};
+  }
+  void barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
+  [[noreturn]] void abort(int code) override {
+    std::fflush(nullptr);
+    MPI_Abort(MPI_COMM_WORLD, code);  // every rank of the job, not only this sub-world
+    std::_Exit(code);
+  }
+  std::unique_ptr<World> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
+    if (sub == MPI_COMM_NULL) return nullptr;
+    return std::make_unique<MpiWorld>(sub, host_, false);
+  }
+  void* native_handle() override { return reinterpret_cast<void*>(comm_); }
+
+ private:
+  double reduce(double local, MPI_Op op) {
+    double out = 0;
+    MPI_CHECK(MPI_Allreduce(&local, &out, 1, MPI_DOUBLE, op, comm_));
+    return out;
+  }
+  MPI_Comm comm_;
+  std::string host_;
+  bool finalize_;
+  int rank_ = 0, size_ = 1;
+  NodeLayout layout_;
+};
+
+// Set by mpirun (Open MPI, MPICH/Hydra, MVAPICH) or srun (PMI/PMIx).
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_SIZE",
+                        "SLURM_STEP_NUM_TASKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+#endif
+
+}  // namespace
+
+std::unique_ptr<World> make_world(int* argc, char*** argv) {
+#if defined(GPUCAL_HAVE_MPI)
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized || launched_by_mpi()) {
+    bool owner = false;
+    if (!initialized) {
+      int provided = 0;
+      // Multiple: the watchdog thread may call MPI_Abort while the main thread waits in MPI.
+      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+      owner = true;
+    }
+    int rank = 0;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    return std::make_unique<MpiWorld>(MPI_COMM_WORLD, this_hostname(rank), owner);
+  }
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  return std::make_unique<SingleWorld>();
+}
+
+}  // namespace gpucal
