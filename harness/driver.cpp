@@ -131,6 +131,7 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
     outcome = agree_outcome(world, checked);
     const bool failed_anywhere = multi ? world->sum_across(v.status == "fail" ? 1 : 0) > 0 : v.status == "fail";
     row.set("verified", failed_anywhere ? "fail" : v.status).set("max_rel_err", v.max_rel_err);
+    if (const auto* cells = dynamic_cast<const VerificationCells*>(&op)) cells->verification_cells(row);
   }
   if (!outcome.status.empty()) {
     record_failure(outcome.status, outcome.detail);

@@ -43,6 +43,14 @@ struct BenchSpec {
 
 int bench_main(int argc, char** argv, const BenchSpec& spec);
 
+// Optional for an Op: cells that verification produced (collectives: the `wrong` count),
+// written to the row whether verification passed or not.
+class VerificationCells {
+ public:
+  virtual ~VerificationCells() = default;
+  virtual void verification_cells(Row& row) const = 0;
+};
+
 // Counts failures across points and turns them into the exit code.
 struct RunTally {
   int rows = 0, failures = 0, skips = 0;

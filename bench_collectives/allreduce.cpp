@@ -1,0 +1,20 @@
+// allreduce: every rank ends with the reduction of all inputs. S = count * sizeof(dtype);
+// busbw factor 2(n-1)/n (a ring sends and receives each byte 2(n-1)/n times).
+#include "bench_collectives/collective.h"
+
+namespace gpucal::coll {
+
+const CollectiveDesc& allreduce_desc() {
+  static const CollectiveDesc d{
+      "allreduce", true, false, granule_one,
+      [](int n) { return 2.0 * (n - 1) / n; },
+      [](int64_t e, int) { return Counts{e, e}; },
+      at_start, at_start,
+      [](const Reference& ref, int, int64_t j) { return ref.reduced(j); },
+      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int) {
+        c.allreduce(s, r, static_cast<size_t>(k.send), t, op);
+      }};
+  return d;
+}
+
+}  // namespace gpucal::coll

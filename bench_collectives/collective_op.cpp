@@ -1,0 +1,165 @@
+#include "bench_collectives/collective_op.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "harness/element_convert.h"
+#include "harness/errors.h"
+#include "harness/sweep.h"
+
+namespace gpucal::coll {
+
+namespace {
+// Fills that no input produces (inputs are integers in [-4, 4]).
+constexpr double kPoisonInt = -12345;
+}  // namespace
+
+std::string CollectivePoint::key(int nranks) const {
+  std::ostringstream k;
+  k << "collectives/" << impl << "/" << desc->name << "/" << to_string(dtype);
+  if (desc->reduces) k << "/" << to_string(op);
+  if (desc->rooted) k << "/r" << root;
+  k << "/n" << nranks << "/" << (in_place ? "ip" : "oop") << "/" << format_size(size_bytes) << "/" << regime;
+  if (graph) k << "/graph";
+  return k.str();
+}
+
+Counts CollectiveOp::counts() const {
+  return p_.desc->counts(p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype)), group_->nranks);
+}
+
+void CollectiveOp::describe(Row& row) const {
+  const Counts c = counts();
+  row.set("collective", p_.desc->name)
+      .set("dtype", to_string(p_.dtype))
+      .set("op", p_.desc->reduces ? to_string(p_.op) : "")
+      .set("in_place", p_.in_place)
+      .set("root", p_.desc->rooted ? std::to_string(p_.root) : "")
+      .set("nranks", group_->nranks)
+      .set("nnodes", group_->nnodes)
+      .set("ranks_per_node", group_->ranks_per_node)
+      .set("spans_nodes", group_->nnodes > 1)
+      .set("size_bytes", p_.size_bytes)
+      .set("count", p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype)))
+      .set("send_count", c.send)
+      .set("recv_count", c.recv)
+      .set("bus_factor", p_.desc->bus_factor(group_->nranks))
+      .set("graph", p_.graph);
+}
+
+void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
+  backend_ = &backend;
+  corrupt_ = config.inject_fault == "corrupt-output";
+  if (!group_->member()) return;
+  const Counts c = counts();
+  const int64_t granule = p_.desc->granule(group_->nranks);
+  const int64_t elements = p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype));
+  if (elements < granule)
+    throw SkipPoint(format_size(p_.size_bytes) + " B is less than one " + to_string(p_.dtype) + " element per rank for " +
+                    p_.desc->name + " at " + std::to_string(group_->nranks) + " ranks");
+  const std::string why = group_->comm->unsupported(p_.dtype, p_.desc->reduces);
+  if (!why.empty()) throw SkipPoint(why);
+  const size_t esize = dtype_bytes(p_.dtype);
+  const int rank = group_->comm->rank();
+  if (p_.in_place) {
+    recv_buf_ = backend.allocate(static_cast<size_t>(std::max(c.send, c.recv)) * esize);
+    auto* base = static_cast<char*>(recv_buf_.get());
+    send_ = base + static_cast<size_t>(p_.desc->in_place_send_offset(rank, c)) * esize;
+    recv_ = base + static_cast<size_t>(p_.desc->in_place_recv_offset(rank, c)) * esize;
+  } else {
+    send_buf_ = backend.allocate(static_cast<size_t>(c.send) * esize);
+    recv_buf_ = backend.allocate(static_cast<size_t>(c.recv) * esize);
+    send_ = send_buf_.get();
+    recv_ = recv_buf_.get();
+  }
+  if (p_.graph) graph_ = group_->comm->capture_graph([this] { issue(); });
+}
+
+void CollectiveOp::issue() {
+  p_.desc->issue(*group_->comm, send_, recv_, counts(), p_.dtype, p_.op, p_.root);
+}
+
+void CollectiveOp::launch() {
+  if (!group_->member()) return;
+  if (graph_)
+    graph_();
+  else
+    issue();
+}
+
+// A separate, untimed run: poison the buffers, write the inputs, run once, compare every
+// output element with the reference; wrong elements are summed over the group.
+Verification CollectiveOp::verify() {
+  Verification v;
+  if (!group_->member()) {
+    v.status = "ok";
+    return v;
+  }
+  const Counts c = counts();
+  const int rank = group_->comm->rank();
+  Reference ref{group_->nranks, p_.root, p_.op, p_.dtype, c};
+  const int code = static_cast<int>(p_.dtype);
+  const size_t esize = dtype_bytes(p_.dtype);
+  const double poison = p_.dtype == DType::int32 ? kPoisonInt : std::nan("");
+  const size_t buffer_elems = recv_buf_.bytes() / esize;
+  backend_->fill_constant(recv_buf_.get(), buffer_elems, p_.dtype, poison);
+  Buffer host = backend_->allocate(static_cast<size_t>(c.send) * esize, MemKind::host_pageable);
+  for (int64_t i = 0; i < c.send; ++i) elem::store_from_double(host.get(), static_cast<uint64_t>(i), code, ref.input(rank, i));
+  backend_->copy(send_, host.get(), static_cast<size_t>(c.send) * esize);
+  launch();
+  if (corrupt_ && rank == (p_.desc->rooted ? p_.root : group_->nranks - 1)) backend_->fill_constant(recv_, 1, p_.dtype, 99);  // one wrong element
+  backend_->synchronize();
+  const std::vector<double> out = backend_->to_host_doubles(recv_, static_cast<size_t>(c.recv), p_.dtype);
+  // avg over floats divides once (or premultiplies by 1/n): allow n roundings of values <= 4.
+  const double tol = p_.op == ReduceOp::avg && p_.desc->reduces && p_.dtype != DType::int32
+                         ? (group_->nranks + 1) * dtype_unit_roundoff(p_.dtype) * 4
+                         : 0.0;
+  int64_t wrong = 0;
+  double max_err = 0;
+  std::string first;
+  for (int64_t j = 0; j < c.recv; ++j) {
+    double expected = p_.desc->expected(ref, rank, j);
+    if (std::isnan(expected)) continue;  // undefined on this rank (reduce, non-root)
+    elem::store_from_double(host.get(), 0, code, expected);  // as the dtype holds it
+    expected = elem::load_as_double(host.get(), 0, code);
+    const double got = out[static_cast<size_t>(j)];
+    const double err = std::fabs(got - expected);
+    if (!(err <= tol)) {
+      if (wrong++ == 0) {
+        std::ostringstream m;
+        m << "first at rank " << rank << " element " << j << ": got " << got << ", expected " << expected;
+        first = m.str();
+      }
+    } else {
+      max_err = std::max(max_err, err / std::max(1.0, std::fabs(expected)));
+    }
+  }
+  wrong_ = group_->world->sum_across(wrong);
+  v.max_rel_err = group_->world->max_across(max_err);
+  v.status = wrong_ == 0 ? "ok" : "fail";
+  if (wrong_ > 0) v.detail = std::to_string(wrong_) + " wrong elements over the group" + (first.empty() ? "" : "; " + first);
+  return v;
+}
+
+bool CollectiveOp::annotate(Row& row, const Measurement& m) const {
+  if (!group_->member()) return true;
+  const double t = m.seconds.median;
+  const double algbw = t > 0 ? static_cast<double>(p_.size_bytes) / t / 1e9 : 0.0;
+  // Spread of what each rank measured itself: max - min of per-rank medians.
+  const double local = m.local_seconds.median;
+  const double spread = group_->world->max_across(local) - group_->world->min_across(local);
+  row.set("algbw_gbps", algbw)
+      .set("busbw_gbps", algbw * p_.desc->bus_factor(group_->nranks))
+      .set("time_us_rank_spread", spread * 1e6);
+  return true;
+}
+
+void CollectiveOp::teardown() {
+  graph_ = nullptr;
+  send_buf_.reset();
+  recv_buf_.reset();
+  send_ = recv_ = nullptr;
+}
+
+}  // namespace gpucal::coll

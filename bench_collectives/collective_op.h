@@ -1,0 +1,65 @@
+// One collective point (collective, dtype, op, root, placement, ranks, size) as an Op:
+// buffers and graph outside the timer, validation with exact integer inputs before
+// timing, busbw from the descriptor's factor. Ranks outside the point's group follow it
+// with nothing to do (the driver keeps every rank in step).
+#pragma once
+
+#include <memory>
+
+#include "bench_collectives/collective.h"
+#include "harness/driver.h"
+#include "harness/op.h"
+
+namespace gpucal::coll {
+
+// The ranks [0, n) of a --ranks entry, with their communicator. On ranks outside the
+// group `world` and `comm` are null.
+struct Group {
+  int nranks = 1, nnodes = 1, ranks_per_node = 1;
+  std::shared_ptr<World> world;
+  std::shared_ptr<Communicator> comm;
+  bool member() const { return comm != nullptr; }
+};
+
+struct CollectivePoint {
+  const CollectiveDesc* desc = nullptr;
+  std::string impl;  // nccl | rccl | mpi
+  DType dtype = DType::fp32;
+  ReduceOp op = ReduceOp::sum;
+  bool in_place = false;
+  int root = 0;
+  int64_t size_bytes = 0;  // S as nccl-tests defines it per collective
+  std::string regime = "hot";
+  bool graph = false;
+  // "collectives/nccl/allreduce/fp32/sum/n4/oop/8K/hot": unique per row.
+  std::string key(int nranks) const;
+};
+
+class CollectiveOp : public Op, public VerificationCells {
+ public:
+  CollectiveOp(CollectivePoint p, std::shared_ptr<Group> group) : p_(std::move(p)), group_(std::move(group)) {}
+  std::string point() const override { return p_.key(group_->nranks); }
+  std::string impl() const override { return p_.impl; }
+  void describe(Row& row) const override;
+  void setup(Backend& backend, const RunConfig& config) override;
+  Verification verify() override;
+  void launch() override;
+  bool annotate(Row& row, const Measurement& m) const override;
+  void teardown() override;
+  void verification_cells(Row& row) const override { row.set("wrong", wrong_); }
+
+ private:
+  void issue();
+  Counts counts() const;
+  CollectivePoint p_;
+  std::shared_ptr<Group> group_;
+  Backend* backend_ = nullptr;
+  Buffer send_buf_, recv_buf_;  // in place: recv_buf_ only
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  std::function<void()> graph_;
+  int64_t wrong_ = 0;
+  bool corrupt_ = false;  // test only: --inject-fault corrupt-output
+};
+
+}  // namespace gpucal::coll

@@ -1,0 +1,178 @@
+// bench_collectives: NCCL/RCCL and MPI collectives across sizes, dtypes, ops and rank counts.
+// Axes: --collective all|allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall
+//       --sizes 8:4G:x2 (S as nccl-tests defines it; arithmetic steps: 1M:1G:+1M)
+//       --dtype fp32,fp16,bf16,fp8_e4m3,fp8_e5m2,int32,fp64  --op sum,max,min,avg
+//       --in-place 0,1  --root 0  --ranks 2,4,8,all (sub-communicators of the first n ranks)
+// Launch: mpirun -np 8 bench_collectives --backend cuda ... (one GPU per rank; srun works alike)
+//         mpirun --oversubscribe -np 4 bench_collectives --backend host ... (MPI on host memory)
+// Example: mpirun -np 8 bench_collectives --sizes 8:4G:x2 --ranks 2,4,8 --dtype bf16 --out coll.csv
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <set>
+
+#include "bench_collectives/collective_op.h"
+#include "harness/driver.h"
+#include "harness/csv_sink.h"
+#include "harness/errors.h"
+#include "harness/sweep.h"
+
+namespace {
+
+using namespace gpucal;
+using namespace gpucal::coll;
+
+struct CollOptions {
+  std::string collectives = "all", sizes = "8:64M:x2", dtype = "fp32", op = "sum", in_place = "0", root = "0";
+  std::string ranks = "all", impl = "auto";
+  bool graph = false, nccl_tuning_log = false;
+};
+
+const std::vector<std::string> kColumns = {
+    "collective", "dtype", "op", "in_place", "root", "nranks", "nnodes", "ranks_per_node", "spans_nodes",
+    "size_bytes", "count", "send_count", "recv_count", "algbw_gbps", "busbw_gbps", "bus_factor", "wrong",
+    "time_us_rank_spread", "graph"};
+
+std::string resolve_impl(const std::string& impl, const Backend& backend) {
+  const std::string natural = backend.name() == "cuda" ? "nccl" : backend.name() == "hip" ? "rccl" : "mpi";
+  if (impl == "auto") return natural;
+  if (impl != "nccl" && impl != "rccl" && impl != "mpi")
+    throw UsageError("--impl: expected auto, nccl, rccl or mpi, got '" + impl + "'");
+  if (impl != natural)
+    throw UsageError("--impl " + impl + " does not run on the " + backend.name() + " backend (use --impl " + natural + ")");
+  return impl;
+}
+
+std::vector<int> parse_ranks(const std::string& spec, int world_size) {
+  std::vector<int> out;
+  for (const auto& item : parse_word_list(spec, "ranks")) {
+    const int n = item == "all" ? world_size : static_cast<int>(parse_size(item, "ranks"));
+    if (n < 1) throw UsageError("--ranks: a group needs at least one rank, got '" + item + "'");
+    if (n > world_size)
+      throw UsageError("--ranks " + item + ": this run has only " + std::to_string(world_size) +
+                       " rank(s); start more (mpirun -np N, one GPU each)");
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<bool> parse_placements(const std::string& spec) {
+  std::vector<bool> out;
+  for (const auto& w : parse_word_list(spec, "in-place", {"0", "1"})) out.push_back(w == "1");
+  return out;
+}
+
+// Every check that needs no communication, so all ranks reach the same verdict alone.
+void validate(const CollOptions& o, const std::vector<const CollectiveDesc*>& colls, const std::vector<DType>& dtypes,
+              const std::vector<int64_t>& sizes, const std::vector<int>& ranks, const std::vector<int64_t>& roots) {
+  for (DType t : dtypes)
+    if (!collective_dtype(t))
+      throw UsageError("--dtype " + to_string(t) + ": collectives carry fp64, fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, int32");
+  for (int64_t root : roots)
+    for (int n : ranks)
+      if (root >= n)
+        throw UsageError("--root " + std::to_string(root) + " is not a rank of the " + std::to_string(n) +
+                         "-rank group (--ranks " + o.ranks + ")");
+  for (const auto* d : colls)
+    for (DType t : dtypes)
+      for (int n : ranks)
+        for (int64_t s : sizes) {
+          const int64_t esize = static_cast<int64_t>(dtype_bytes(t));
+          const int64_t granule = d->granule(n) * esize;
+          if (s <= 0) throw UsageError("--sizes: sizes must be positive");
+          // Too small for one element per rank: a recorded skip; otherwise S must divide.
+          if (s >= granule && s % granule != 0)
+            throw UsageError("--sizes " + std::to_string(s) + ": " + d->name + " of " + to_string(t) + " at " +
+                             std::to_string(n) + " ranks needs a multiple of " + std::to_string(granule) + " bytes");
+          if (s < granule && s % esize != 0)
+            throw UsageError("--sizes " + std::to_string(s) + ": not a multiple of sizeof(" + to_string(t) + ")");
+        }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CollOptions opt;
+  std::string library, library_version;
+  BenchSpec spec;
+  spec.bench = "collectives";
+  spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
+  spec.columns = kColumns;
+  spec.default_timeout_s = 300;
+  spec.add_options = [&](CLI::App& app) {
+    app.get_option("--regime")->default_val("hot");  // collectives: back-to-back, like nccl-tests
+    app.get_option("--max-time-per-point")->default_val(0.5);
+    app.add_option("--collective", opt.collectives, "all or a list: allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall")
+        ->capture_default_str();
+    app.add_option("--sizes", opt.sizes, "S in bytes (nccl-tests: allgather/reduce_scatter/alltoall total buffer): 8:4G:x2, 1M:1G:+1M")
+        ->capture_default_str();
+    app.add_option("--dtype", opt.dtype, "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, int32, fp64 (list)")->capture_default_str();
+    app.add_option("--op", opt.op, "sum, max, min, avg (list; reducing collectives only)")->capture_default_str();
+    app.add_option("--in-place", opt.in_place, "0 (out of place), 1 (in place), or 0,1")->capture_default_str();
+    app.add_option("--root", opt.root, "root rank(s) of broadcast and reduce (list)")->capture_default_str();
+    app.add_option("--ranks", opt.ranks, "group sizes: the first n ranks form a sub-communicator (2,4,8,all)")
+        ->capture_default_str();
+    app.add_option("--impl", opt.impl, "auto, nccl (cuda), rccl (hip), mpi (host)")->capture_default_str();
+    app.add_flag("--graph", opt.graph, "launch each collective from a captured CUDA/HIP graph (nccl/rccl)");
+    app.add_flag("--nccl-tuning-log", opt.nccl_tuning_log,
+                 "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING with NCCL_DEBUG_FILE beside --out (per host and pid) "
+                 "so NCCL's algorithm/protocol choices are kept; the paths go to the sidecar");
+  };
+  spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog) {
+    const auto colls = parse_collectives(opt.collectives);
+    const auto dtypes = parse_dtype_list(opt.dtype);
+    const auto ops = parse_reduce_op_list(opt.op);
+    const auto sizes = parse_axis(opt.sizes, "sizes");
+    const auto placements = parse_placements(opt.in_place);
+    const auto roots = parse_axis(opt.root, "root");
+    const auto ranks = parse_ranks(opt.ranks, world.size());
+    const std::string impl = resolve_impl(opt.impl, backend);
+    if (opt.graph && impl == "mpi") throw UsageError("--graph needs nccl or rccl (a GPU backend)");
+    validate(opt, colls, dtypes, sizes, ranks, roots);
+    if (opt.nccl_tuning_log && impl != "mpi" && !config.out.empty()) {
+      setenv("NCCL_DEBUG", "INFO", 0);
+      setenv("NCCL_DEBUG_SUBSYS", "INIT,TUNING", 0);
+      setenv("NCCL_DEBUG_FILE", (sidecar_path(config.out, ".nccl.%h.%p.log")).c_str(), 0);
+    }
+
+    // Communicators, one per group size, created in the same order on every rank.
+    std::vector<std::shared_ptr<Group>> groups;
+    for (int n : ranks) {
+      auto g = std::make_shared<Group>();
+      g->nranks = n;
+      std::shared_ptr<World> sub = world.split_first(n);
+      if (sub) {
+        g->world = sub;
+        g->nnodes = sub->nodes();
+        g->ranks_per_node = static_cast<int>(sub->max_across(sub->local_size()));
+        g->comm = impl == "mpi" ? make_mpi_communicator(sub) : make_nccl_communicator(sub, backend);
+        std::weak_ptr<Communicator> weak = g->comm;
+        watchdog.add_abort_hook([weak] {
+          if (auto c = weak.lock()) c->abort();
+        });
+        if (library.empty()) {
+          library = g->comm->library();
+          library_version = g->comm->describe();
+        }
+      }
+      groups.push_back(g);
+    }
+
+    std::vector<std::unique_ptr<Op>> out;
+    for (const auto& g : groups)
+      for (const auto* d : colls)
+        for (DType t : dtypes)
+          for (ReduceOp op : d->reduces ? ops : std::vector<ReduceOp>{ReduceOp::sum})
+            for (int64_t root : d->rooted ? roots : std::vector<int64_t>{0})
+              for (bool ip : placements)
+                for (int64_t s : sizes) {
+                  CollectivePoint p{d, impl, t, op, ip, static_cast<int>(root), s, config.regime, opt.graph};
+                  out.push_back(std::make_unique<CollectiveOp>(p, g));
+                }
+    return out;
+  };
+  spec.add_metadata = [&](Metadata& meta, Backend&) {
+    if (!library.empty()) meta.add_library(library, library_version);
+    if (opt.nccl_tuning_log) meta.doc()["nccl_tuning_log"] = std::getenv("NCCL_DEBUG_FILE") ? std::getenv("NCCL_DEBUG_FILE") : "";
+  };
+  return bench_main(argc, argv, spec);
+}
