@@ -1,0 +1,175 @@
+// bench_attention: fused scaled-dot-product attention throughput, verified against an fp64
+// host reference, for cuDNN SDPA (`cudnn`), gpucal's portable FA2-style kernel (`flash`, CUDA
+// and HIP) and a host implementation (`host`, CI).
+// Axes (the harness's range/list syntax: 512:16384:x2, lists 64,128):
+//   --batch --heads (query heads) --kv-heads (MHA = heads, GQA, MQA = 1; default: = heads)
+//   --seq (--seq-kv when it differs; default: = seq) --head-dim 64,128,256 --causal 0,1
+//   --dtype auto|fp32|fp64|fp16|bf16|fp8_e4m3 (auto: fp32 on host, bf16 on GPUs)
+//   --pass fwd,bwd,fwdbwd  --layout BSHD,BHSD  --impl auto|host|cudnn|flash  --flop-convention fa2|fa3
+//   or --set llm|long (fixed shapes; --list prints them).
+// Example: bench_attention --backend cuda --set llm --causal 0,1 --pass fwd,bwd --dtype bf16 --out attn.csv
+//          bench_attention --backend host --batch 1 --heads 4 --kv-heads 1,4 --seq 128,256 --head-dim 64,128
+//                          --causal 0,1 --pass fwd,bwd --out a.csv
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "bench_attention/attention_impls.h"
+#include "bench_attention/attention_sets.h"
+#include "harness/driver.h"
+#include "harness/errors.h"
+#include "harness/sweep.h"
+
+namespace {
+
+using namespace gpucal;
+using namespace gpucal::attention;
+
+struct AttentionOptions {
+  std::string batch = "1", heads = "16", kv_heads, seq = "1024", seq_kv, head_dim = "128", causal = "0";
+  std::string dtype = "auto", pass = "fwd", layout = "BSHD", impl = "auto", convention = "fa2", set;
+  bool list = false;
+  std::vector<CLI::Option*> shape_flags;  // conflict with --set
+};
+
+const std::vector<std::string> kColumns = {
+    "dtype",  "layout", "pass", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal",
+    "flop_convention", "flops", "tflops", "peak_tflops", "peak_source", "efficiency", "graph_build_ms",
+    "workspace_bytes", "engine"};
+
+std::vector<SetShape> shapes_from(const AttentionOptions& o) {
+  if (!o.set.empty()) {
+    for (const CLI::Option* f : o.shape_flags)
+      if (f->count() > 0)
+        throw UsageError("--set " + o.set + " fixes batch, heads, kv-heads, seq and head-dim; drop " + f->get_name());
+    return named_set(o.set);
+  }
+  std::vector<SetShape> out;
+  const auto bs = parse_axis(o.batch, "batch"), hs = parse_axis(o.heads, "heads"),
+             ds = parse_axis(o.head_dim, "head-dim"), sqs = parse_axis(o.seq, "seq");
+  const auto kvs = o.kv_heads.empty() ? std::vector<int64_t>{0} : parse_axis(o.kv_heads, "kv-heads");
+  const auto skvs = o.seq_kv.empty() ? std::vector<int64_t>{0} : parse_axis(o.seq_kv, "seq-kv");
+  for (int64_t d : ds)
+    for (int64_t h : hs)
+      for (int64_t kv : kvs)
+        for (int64_t sq : sqs)
+          for (int64_t skv : skvs)
+            for (int64_t b : bs) out.push_back({b, h, kv == 0 ? h : kv, sq, skv == 0 ? sq : skv, d});
+  return out;
+}
+
+std::vector<bool> causal_from(const AttentionOptions& o) {
+  std::vector<bool> out;
+  for (const auto& w : parse_word_list(o.causal, "causal", {"0", "1"})) out.push_back(w == "1");
+  return out;
+}
+
+// Every point of the sweep; `dtype_auto` replaces "auto" in --dtype.
+std::vector<AttentionProblem> problems_from(const AttentionOptions& o, DType dtype_auto) {
+  std::vector<DType> types;
+  for (const auto& w : parse_word_list(o.dtype, "dtype"))
+    types.push_back(w == "auto" ? dtype_auto : parse_dtype(w));
+  const auto passes = parse_word_list(o.pass, "pass", {"fwd", "bwd", "fwdbwd"});
+  const auto layouts = parse_word_list(o.layout, "layout", {"BSHD", "BHSD"});
+  const FlopConvention conv = parse_flop_convention(o.convention);
+  const auto shapes = shapes_from(o);
+  const auto causals = causal_from(o);
+  std::vector<AttentionProblem> out;
+  for (DType t : types)
+    for (const auto& pass : passes)
+      for (const auto& layout : layouts)
+        for (bool causal : causals)
+          for (const auto& s : shapes)
+            out.push_back(make_problem(t, parse_pass(pass), conv, layout, s.batch, s.heads, s.kv_heads, s.seq_q,
+                                       s.seq_kv, s.head_dim, causal));
+  return out;
+}
+
+std::vector<std::string> impls_for(const std::string& spec, const Backend& backend) {
+  if (spec != "auto") return parse_word_list(spec, "impl", {"host", "cudnn", "flash"});
+  if (backend.name() == "cuda") return {"cudnn", "flash"};
+  if (backend.name() == "hip") return {"flash"};
+  return {"host"};
+}
+
+void print_list(const std::vector<AttentionProblem>& problems) {
+  std::printf("%-6s %-4s %-5s %-5s %-5s %-8s %-8s %-8s %-6s %-8s %s\n", "dtype", "pass", "lay", "batch", "heads",
+              "kv_heads", "seq_q", "seq_kv", "d", "causal", "tflop");
+  for (const auto& p : problems) {
+    const auto& s = p.shape;
+    std::printf("%-6s %-4s %-5s %-5lld %-5lld %-8lld %-8lld %-8lld %-6lld %-8d %.4g\n", to_string(p.dtype).c_str(),
+                to_string(p.pass).c_str(), to_string(s.layout).c_str(), static_cast<long long>(s.batch),
+                static_cast<long long>(s.heads), static_cast<long long>(s.kv_heads), static_cast<long long>(s.seq_q),
+                static_cast<long long>(s.seq_kv), static_cast<long long>(s.head_dim), s.causal ? 1 : 0,
+                p.flops() / 1e12);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  AttentionOptions opt;
+  std::shared_ptr<LibraryContext> cudnn;  // one handle per run, shared by every cudnn point
+  BenchSpec spec;
+  spec.bench = "attention";
+  spec.description = "bench_attention: fused attention (SDPA) throughput for cudnn, flash and host, verified against fp64";
+  spec.columns = kColumns;
+  spec.add_options = [&](CLI::App& app) {
+    opt.shape_flags = {
+        app.add_option("--batch", opt.batch, "batch size")->capture_default_str(),
+        app.add_option("--heads", opt.heads, "query heads")->capture_default_str(),
+        app.add_option("--kv-heads", opt.kv_heads, "K/V heads (default: = heads; GQA: fewer; MQA: 1)"),
+        app.add_option("--seq", opt.seq, "query sequence length")->capture_default_str(),
+        app.add_option("--seq-kv", opt.seq_kv, "key/value sequence length (default: = seq)"),
+        app.add_option("--head-dim", opt.head_dim, "head dimension (64, 128, 256)")->capture_default_str()};
+    app.add_option("--causal", opt.causal, "0, 1 (list): top-left causal mask")->capture_default_str();
+    app.add_option("--dtype", opt.dtype, "auto (fp32 on host, bf16 on GPUs), fp32, fp64, fp16, bf16, fp8_e4m3 (list)")
+        ->capture_default_str();
+    app.add_option("--pass", opt.pass, "fwd, bwd, fwdbwd (list)")->capture_default_str();
+    app.add_option("--layout", opt.layout, "BSHD, BHSD (list)")->capture_default_str();
+    app.add_option("--impl", opt.impl, "auto (host: host; cuda: cudnn,flash; hip: flash) or a list of host, cudnn, flash")
+        ->capture_default_str();
+    app.add_option("--flop-convention", opt.convention, "fa2 (FlashAttention-2, default) or fa3")
+        ->capture_default_str();
+    app.add_option("--set", opt.set, "named shape set: llm, long (fixes the shape axes)");
+    app.add_flag("--list", opt.list, "print the points' shapes and exit");
+  };
+  spec.before_run = [&](const RunConfig&) {
+    // Validates every axis before a backend starts (bad input: one line, exit 2).
+    const auto problems = problems_from(opt, DType::fp32);
+    if (!opt.list) return false;
+    if (opt.dtype.find("auto") != std::string::npos)
+      std::printf("# dtype auto is listed as fp32 (host); GPU backends run bf16\n");
+    print_list(problems);
+    return true;
+  };
+  spec.make_ops = [&](Backend& backend, const RunConfig& config) {
+    const auto problems = problems_from(opt, backend.is_host() ? DType::fp32 : DType::bf16);
+    const auto impls = impls_for(opt.impl, backend);
+    std::vector<std::unique_ptr<Op>> ops;
+    for (const auto& impl : impls) {
+#if !defined(GPUCAL_HAVE_CUDNN)
+      if (impl == "cudnn") throw UsageError("--impl cudnn: this build has no cuDNN (CUDA or cuDNN not found at configure time)");
+#else
+      if (impl == "cudnn" && backend.name() == "cuda" && !cudnn) cudnn = make_cudnn_context(backend);
+#endif
+#if !defined(GPUCAL_HAVE_FLASH_CUDA) && !defined(GPUCAL_HAVE_FLASH_HIP)
+      if (impl == "flash") throw UsageError("--impl flash: this build has no CUDA or HIP backend");
+#endif
+      for (const auto& p : problems) {
+        if (impl == "host") ops.push_back(make_host_attention(p, config.regime));
+#if defined(GPUCAL_HAVE_FLASH_CUDA) || defined(GPUCAL_HAVE_FLASH_HIP)
+        if (impl == "flash") ops.push_back(make_flash_attention(p, config.regime));
+#endif
+#if defined(GPUCAL_HAVE_CUDNN)
+        if (impl == "cudnn") ops.push_back(make_cudnn_attention(p, config.regime, cudnn));
+#endif
+      }
+    }
+    return ops;
+  };
+  spec.add_metadata = [&](Metadata& meta, Backend&) {
+    if (cudnn) meta.add_library("cudnn", cudnn->version());
+  };
+  return bench_main(argc, argv, spec);
+}
