@@ -1,11 +1,20 @@
-// bench_gemm: shape-swept GEMM throughput with verification.
+// bench_gemm: shape-swept GEMM throughput with verification, algorithm provenance and the
+// annotations that explain each figure (roofline, tiles and waves, best of the run).
 // Axes: --m --n --k --batch (range syntax: 64:16384:x2, 256:4096:+256, lists 1024,4096),
-//       --dtype fp64,fp32,tf32,fp16,bf16  --layout NN,NT,TN,TT  --alpha --beta,
-//       or --shapes FILE.csv (columns m,n,k and optionally batch,dtype,layout).
-// Example: bench_gemm --backend cuda --dtype bf16,fp16 --m 4096,8192 --n 4096,8192 --k 4096,8192 --out gemm.csv
+//       --dtype fp64,fp32,tf32,fp16,bf16,fp8_e4m3,fp8_e5m2,int8  --out-dtype  --layout NN,NT,TN,TT
+//       --alpha --beta, or --shapes FILE.csv (columns m,n,k and optionally batch,dtype,layout),
+//       or --set square|llm|deepbench|align (--list prints a set's shapes without running).
+// Algorithm: --algo heuristic (default) | autotune, --autotune N; --workspace BYTES.
+// Regimes: --regime cold (flush, default) | hot; --rotate (cold-rotate); --graph N (graph).
+// Example: bench_gemm --backend cuda --dtype bf16 --set llm --layout TN --autotune 8 --out gemm.csv
 #include <CLI/CLI.hpp>
+#include <iomanip>
+#include <iostream>
+#include <optional>
 
 #include "bench_gemm/gemm_impls.h"
+#include "bench_gemm/gemm_sets.h"
+#include "harness/csv_sink.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
 #include "harness/sweep.h"
@@ -17,16 +26,24 @@ using namespace gpucal::gemm;
 
 struct GemmOptions {
   std::string m = "1024", n = "1024", k = "1024", batch = "1";
-  std::string dtype = "fp32", layout = "NN", impl = "auto", shapes;
+  std::string dtype = "fp32", out_dtype = "auto", layout = "NN", impl = "auto", shapes, set;
   double alpha = 1.0, beta = 0.0;
   int64_t workspace_bytes = -1;  // -1: 32 MiB on Hopper, 4 MiB elsewhere
+  std::string algo;  // empty: heuristic, or autotune when --autotune N is given
+  int autotune = 0;  // 0: not given
+  bool rotate = false;
+  int graph = 0;
+  bool list = false;
 };
 
 const std::vector<std::string> kColumns = {
-    "dtype", "compute_type", "math_type", "out_dtype", "layout", "m", "n", "k", "batch", "alpha", "beta",
-    "flops", "flop_convention", "bytes", "arith_intensity_flop_per_byte", "tflops", "peak_tflops", "peak_source",
-    "efficiency", "achieved_gbps", "roofline_bound", "roofline_time_us", "algo", "algo_source", "workspace_bytes",
-    "waves"};
+    "dtype", "b_dtype", "compute_type", "math_type", "out_dtype", "layout", "m", "n", "k", "batch", "alpha", "beta",
+    "scale_a", "scale_b", "flops", "flop_convention", "bytes", "arith_intensity_flop_per_byte", "tflops",
+    "peak_tflops", "peak_source", "efficiency", "efficiency_vs_best_so_far", "achieved_gbps", "roofline_bound",
+    "roofline_time_us", "algo", "algo_source", "algo_id", "solution_index", "algo_rank", "tile", "stages", "split_k",
+    "swizzle", "reduction_scheme", "workspace_bytes", "workspace_limit_bytes", "library_waves", "sms", "tile_m",
+    "tile_n", "tiles", "waves", "wave_efficiency", "tile_efficiency", "heuristic_time_us", "autotune_candidates",
+    "autotune_gain", "rotate_copies", "graph_launches", "verify_method", "verified_elements", "tolerance"};
 
 std::string resolve_impl(const std::string& impl, const Backend& backend) {
   if (impl != "auto") return impl;
@@ -39,13 +56,17 @@ struct ShapeSpec {
   int64_t m, n, k, batch;
   DType dtype;
   std::string layout;
+  std::string note;
 };
 
 std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
   std::vector<ShapeSpec> out;
+  const auto dtypes = parse_dtype_list(o.dtype);
+  const auto layouts = parse_word_list(o.layout, "layout", {"NN", "NT", "TN", "TT"});
+  const auto bs = parse_axis(o.batch, "batch");
   if (!o.shapes.empty()) {
     for (const auto& row : read_points_file(o.shapes)) {
-      ShapeSpec s{0, 0, 0, 1, parse_dtype_list(o.dtype).front(), parse_word_list(o.layout, "layout").front()};
+      ShapeSpec s{0, 0, 0, 1, dtypes.front(), layouts.front(), ""};
       for (const auto& [col, val] : row) {
         if (col == "m") s.m = parse_size(val, "shapes m");
         else if (col == "n") s.n = parse_size(val, "shapes n");
@@ -59,15 +80,68 @@ std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
     }
     return out;
   }
-  const auto ms = parse_axis(o.m, "m"), ns = parse_axis(o.n, "n"), ks = parse_axis(o.k, "k"), bs = parse_axis(o.batch, "batch");
-  const auto layouts = parse_word_list(o.layout, "layout", {"NN", "NT", "TN", "TT"});
-  for (DType t : parse_dtype_list(o.dtype))
+  std::vector<SetShape> dims;
+  if (!o.set.empty()) {
+    dims = find_shape_set(o.set).shapes;
+  } else {
+    for (int64_t k : parse_axis(o.k, "k"))
+      for (int64_t n : parse_axis(o.n, "n"))
+        for (int64_t m : parse_axis(o.m, "m")) dims.push_back({m, n, k, ""});
+  }
+  for (DType t : dtypes)
     for (const auto& l : layouts)
       for (int64_t b : bs)
-        for (int64_t k : ks)
-          for (int64_t n : ns)
-            for (int64_t m : ms) out.push_back({m, n, k, b, t, l});
+        for (const auto& d : dims) out.push_back({d.m, d.n, d.k, b, t, l, d.note});
   return out;
+}
+
+// --set NAME --list (or --list alone: the grid from the axes): dimensions, no run.
+void print_shapes(const GemmOptions& o) {
+  if (!o.set.empty()) {
+    const ShapeSet& s = find_shape_set(o.set);
+    std::cout << "# set " << s.name << ": " << s.description << "\n";
+  }
+  std::cout << "m,n,k,batch,dtype,layout,flops,note\n";
+  for (const auto& s : shapes_from(o))
+    std::cout << s.m << "," << s.n << "," << s.k << "," << s.batch << "," << to_string(s.dtype) << "," << s.layout
+              << "," << format_number(2.0 * s.m * s.n * s.k * s.batch) << "," << csv_escape(s.note) << "\n";
+}
+
+GemmRunOptions run_options(const GemmOptions& o, const RunConfig& config, size_t workspace) {
+  const std::string algo = o.algo.empty() ? (o.autotune > 0 ? "autotune" : "heuristic") : o.algo;
+  if (algo != "heuristic" && algo != "autotune")
+    throw UsageError("--algo: expected heuristic or autotune, got '" + o.algo + "'");
+  if (algo == "heuristic" && o.autotune > 0)
+    throw UsageError("--algo heuristic takes the library's first choice; --autotune N implies --algo autotune");
+  if (o.autotune < 0) throw UsageError("--autotune: expected a candidate count of at least 1");
+  if (o.graph < 0) throw UsageError("--graph: expected a launch count of at least 1");
+  if ((o.rotate || o.graph > 0) && config.measure.cold)
+    throw UsageError(std::string(o.rotate ? "--rotate" : "--graph") +
+                     " replaces the cache flush with back-to-back launches; it cannot be combined with --regime cold");
+  GemmRunOptions r;
+  r.autotune = algo == "autotune" ? (o.autotune > 0 ? o.autotune : 8) : 0;
+  r.rotate = o.rotate;
+  r.graph_launches = o.graph;
+  r.workspace_bytes = workspace;
+  r.best = std::make_shared<BestSoFar>();
+  return r;
+}
+
+// --rotate and --graph time back-to-back launches: unless --regime was given, they select the
+// hot measurement loop (the sidecar's command line shows the added flag).
+std::vector<char*> with_implied_regime(int argc, char** argv, std::string& storage) {
+  std::vector<char*> args(argv, argv + argc);
+  bool wants = false, has_regime = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    wants = wants || a == "--rotate" || a == "--graph" || a.rfind("--graph=", 0) == 0;
+    has_regime = has_regime || a == "--regime" || a.rfind("--regime=", 0) == 0;
+  }
+  if (wants && !has_regime) {
+    storage = "--regime=hot";
+    args.push_back(storage.data());
+  }
+  return args;
 }
 
 }  // namespace
@@ -75,22 +149,38 @@ std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
 int main(int argc, char** argv) {
   GemmOptions opt;
   std::shared_ptr<LibraryContext> library;  // created once per run, shared by every point
+  std::shared_ptr<BestSoFar> best;
+  std::string out_path;
   BenchSpec spec;
   spec.bench = "gemm";
-  spec.description = "bench_gemm: GEMM throughput across shapes, dtypes and layouts, verified against fp64";
+  spec.description = "bench_gemm: GEMM throughput across shapes, dtypes, layouts and algorithms, verified against references";
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) {
-    app.add_option("--m", opt.m, "rows of op(A) and D")->capture_default_str();
-    app.add_option("--n", opt.n, "columns of op(B) and D")->capture_default_str();
-    app.add_option("--k", opt.k, "inner dimension")->capture_default_str();
+    auto* m = app.add_option("--m", opt.m, "rows of op(A) and D")->capture_default_str();
+    auto* n = app.add_option("--n", opt.n, "columns of op(B) and D (alignment sweep: --n 4096:4352:+8)")->capture_default_str();
+    auto* k = app.add_option("--k", opt.k, "inner dimension")->capture_default_str();
     app.add_option("--batch", opt.batch, "strided batch count")->capture_default_str();
-    app.add_option("--dtype", opt.dtype, "fp64, fp32, tf32, fp16, bf16 (list)")->capture_default_str();
+    app.add_option("--dtype", opt.dtype, "fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8 (list)")->capture_default_str();
+    app.add_option("--out-dtype", opt.out_dtype, "auto, or the output type: bf16/fp16/fp32 for fp8, fp32 for fp16/bf16")
+        ->capture_default_str();
     app.add_option("--layout", opt.layout, "NN, NT, TN, TT (list; column-major op(A) op(B))")->capture_default_str();
     app.add_option("--alpha", opt.alpha, "scale of A*B")->capture_default_str();
     app.add_option("--beta", opt.beta, "scale of C (beta != 0 also reads C)")->capture_default_str();
-    app.add_option("--shapes", opt.shapes, "CSV of shapes (m,n,k[,batch,dtype,layout]) instead of the axes");
+    auto* shapes = app.add_option("--shapes", opt.shapes, "CSV of shapes (m,n,k[,batch,dtype,layout]) instead of the axes");
+    auto* set = app.add_option("--set", opt.set, "built-in shape set: square, llm, deepbench, align");
+    set->excludes(m)->excludes(n)->excludes(k)->excludes(shapes);
+    app.add_flag("--list", opt.list, "print the shapes (of --set, or of the axes) and exit without running");
     app.add_option("--impl", opt.impl, "auto, openblas, cublaslt, hipblaslt")->capture_default_str();
     app.add_option("--workspace", opt.workspace_bytes, "library workspace bytes (default 32 MiB on Hopper, 4 MiB elsewhere)");
+    app.add_option("--algo", opt.algo, "heuristic (the library's first choice; default) or autotune");
+    app.add_option("--autotune", opt.autotune, "time the heuristic's top N candidates, keep the fastest (default N 8)");
+    app.add_flag("--rotate", opt.rotate, "cold-rotate regime: cycle over copies of A/B(/C) exceeding 2x L2 instead of flushing");
+    app.add_option("--graph", opt.graph, "graph regime: time a CUDA/HIP graph replaying N launches");
+  };
+  spec.before_run = [&](const RunConfig&) {
+    if (!opt.list) return false;
+    print_shapes(opt);
+    return true;
   };
   spec.make_ops = [&](Backend& backend, const RunConfig& config) {
     const auto shapes = shapes_from(opt);
@@ -98,6 +188,11 @@ int main(int argc, char** argv) {
     const size_t workspace = opt.workspace_bytes >= 0 ? static_cast<size_t>(opt.workspace_bytes)
                              : backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20)
                                                                           : (4u << 20);
+    const GemmRunOptions run = run_options(opt, config, impl == "openblas" ? 0 : workspace);
+    best = run.best;
+    out_path = config.out;
+    const std::optional<DType> out_dtype =
+        opt.out_dtype == "auto" ? std::nullopt : std::optional<DType>(parse_dtype(opt.out_dtype));
     if (impl == "cublaslt") {
 #if defined(GPUCAL_HAVE_CUDA)
       library = make_cublaslt_context(backend, workspace);
@@ -115,13 +210,13 @@ int main(int argc, char** argv) {
     }
     std::vector<std::unique_ptr<Op>> ops;
     for (const auto& s : shapes) {
-      GemmProblem p = make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, opt.alpha, opt.beta);
-      if (impl == "openblas") ops.push_back(make_host_gemm(p, config.regime));
+      GemmProblem p = make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, opt.alpha, opt.beta, out_dtype);
+      if (impl == "openblas") ops.push_back(make_host_gemm(p, config.regime, run));
 #if defined(GPUCAL_HAVE_CUDA)
-      if (impl == "cublaslt") ops.push_back(make_cublaslt_gemm(p, config.regime, library));
+      if (impl == "cublaslt") ops.push_back(make_cublaslt_gemm(p, config.regime, run, library));
 #endif
 #if defined(GPUCAL_HAVE_HIPBLASLT)
-      if (impl == "hipblaslt") ops.push_back(make_hipblaslt_gemm(p, config.regime, library));
+      if (impl == "hipblaslt") ops.push_back(make_hipblaslt_gemm(p, config.regime, run, library));
 #endif
     }
     return ops;
@@ -129,5 +224,18 @@ int main(int argc, char** argv) {
   spec.add_metadata = [&](Metadata& meta, Backend&) {
     if (library) meta.add_library(opt.impl == "auto" ? "gemm_library" : opt.impl, library->version());
   };
-  return bench_main(argc, argv, spec);
+  std::string implied;
+  std::vector<char*> args = with_implied_regime(argc, argv, implied);
+  const int code = bench_main(static_cast<int>(args.size()), args.data(), spec);
+  // The best GEMM of each dtype, known only at the end: a summary beside the CSV (rows
+  // already written carry efficiency_vs_best_so_far and are never rewritten).
+  if (best && !out_path.empty() && !best->entries().empty()) {
+    try {
+      best->write_csv(sidecar_path(out_path, ".best.csv"));
+    } catch (const std::exception& e) {
+      std::cerr << "bench_gemm: error: " << e.what() << "\n";
+      return code == 0 ? 1 : code;
+    }
+  }
+  return code;
 }

@@ -1,0 +1,122 @@
+// GEMM ops driven end to end on the host backend without Google Benchmark: every axis the
+// host offers (fp32/fp64, layouts, batch, beta, autotune, cold-rotate), the recorded
+// skips (bf16 on OpenBLAS, graphs on the host), verification catching a corrupt output, and
+// the above-peak rejection.
+#include <gtest/gtest.h>
+
+#include "bench_gemm/gemm_impls.h"
+#include "harness/driver.h"
+#include "harness/errors.h"
+
+using namespace gpucal;
+using namespace gpucal::gemm;
+
+namespace {
+
+struct HostRun {
+  std::unique_ptr<Backend> backend = make_backend("host");
+  RunConfig config;
+  std::string bench = "gemm";
+  RunTally tally;
+  HostRun() {
+    config.regime = "hot";
+    config.measure.cold = false;
+    config.measure.max_time_s = 0.01;
+    config.measure.warmup_time_s = 0;
+    config.measure.min_samples = 3;
+  }
+  Row run(const GemmProblem& p, const GemmRunOptions& o = {}) {
+    auto op = make_host_gemm(p, config.regime, o);
+    PointContext ctx{*backend, config, bench, {}};
+    return run_point(*op, ctx, nullptr, tally);
+  }
+};
+
+}  // namespace
+
+TEST(GemmHostOps, EveryLayoutBatchedWithBeta) {
+  HostRun h;
+  for (DType t : {DType::fp32, DType::fp64})
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      const Row row = h.run(make_problem(t, layout, 13, 11, 41, 3, 1.5, 0.5));
+      EXPECT_EQ(row.get("status"), "ok") << row.get("point") << ": " << row.get("status_detail");
+      EXPECT_EQ(row.get("verified"), "ok") << row.get("point");
+      EXPECT_EQ(row.get("layout"), layout);
+      EXPECT_EQ(row.get("batch"), "3");
+      EXPECT_EQ(row.get("algo_source"), "library");
+      EXPECT_EQ(row.get("verify_method"), "host-fp64-all");
+    }
+  EXPECT_EQ(h.tally.failures, 0);
+}
+
+TEST(GemmHostOps, UnsupportedDtypeIsARecordedSkip) {
+  HostRun h;
+  for (DType t : {DType::bf16, DType::fp16, DType::fp8_e4m3, DType::int8}) {
+    const Row row = h.run(make_problem(t, "TN", 16, 16, 16, 1, 1, 0));
+    EXPECT_EQ(row.get("status"), "skipped") << to_string(t);
+    EXPECT_NE(row.get("status_detail").find("OpenBLAS offers fp32 and fp64"), std::string::npos);
+    EXPECT_EQ(row.get("dtype"), to_string(t));  // parameters are still recorded
+  }
+  EXPECT_EQ(h.tally.skips, 4);
+  EXPECT_EQ(h.tally.failures, 0);
+}
+
+TEST(GemmHostOps, GraphIsARecordedSkipOnTheHost) {
+  HostRun h;
+  GemmRunOptions o;
+  o.graph_launches = 4;
+  const Row row = h.run(make_problem(DType::fp32, "NN", 16, 16, 16, 1, 1, 0), o);
+  EXPECT_EQ(row.get("status"), "skipped");
+  EXPECT_EQ(row.get("regime"), "graph");
+  EXPECT_NE(row.get("status_detail").find("graph replay needs a GPU backend"), std::string::npos);
+}
+
+TEST(GemmHostOps, AutotuneAndRotate) {
+  HostRun h;
+  GemmRunOptions o;
+  o.autotune = 4;
+  o.rotate = true;
+  o.best = std::make_shared<BestSoFar>();
+  const Row row = h.run(make_problem(DType::fp32, "TN", 64, 48, 32, 2, 1, 0), o);
+  ASSERT_EQ(row.get("status"), "ok") << row.get("status_detail");
+  EXPECT_EQ(row.get("regime"), "cold-rotate");
+  EXPECT_EQ(row.get("point"), "gemm/openblas/fp32/TN/m64/n48/k32/b2/autotune4/cold-rotate");
+  EXPECT_EQ(row.get("algo_source"), "autotune");
+  EXPECT_EQ(row.get("autotune_candidates"), "1");  // OpenBLAS has one candidate
+  EXPECT_EQ(row.get("autotune_gain"), "1");
+  EXPECT_GT(std::stod(row.get("heuristic_time_us")), 0);
+  // (64*32 + 32*48) * 4 bytes * batch 2 = 28 KiB per copy: many copies to exceed 2x the LLC.
+  EXPECT_GT(std::stoll(row.get("rotate_copies")), 2);
+  EXPECT_EQ(row.get("efficiency_vs_best_so_far"), "1");
+  EXPECT_EQ(o.best->entries().size(), 1u);
+}
+
+TEST(GemmHostOps, CorruptOutputFailsVerification) {
+  HostRun h;
+  h.config.inject_fault = "corrupt-output";
+  const Row row = h.run(make_problem(DType::fp64, "NN", 8, 8, 8, 1, 1, 0));
+  EXPECT_EQ(row.get("status"), "error");
+  EXPECT_EQ(row.get("verified"), "fail");
+  EXPECT_NE(row.get("status_detail").find("host fp64: 1 of 64"), std::string::npos) << row.get("status_detail");
+  EXPECT_EQ(h.tally.failures, 1);
+}
+
+TEST(GemmHostOps, AbovePeakIsRejected) {
+  HostRun h;
+  auto op = make_host_gemm(make_problem(DType::fp32, "NN", 256, 256, 256, 1, 1, 0), "hot", {});
+  op->setup(*h.backend, h.config);
+  ASSERT_EQ(op->verify().status, "ok");
+  Measurement m;
+  m.seconds.median = m.seconds.p10 = m.seconds.p90 = m.seconds.min = m.seconds.max = m.seconds.mean = 1e-12;
+  m.seconds.count = 10;
+  Row row;
+  EXPECT_FALSE(op->annotate(row, m));  // 33 PFLOP/s on a CPU: implausible
+  EXPECT_GT(std::stod(row.get("efficiency")), 1.0);
+  Measurement slow = m;
+  slow.seconds.median = 10.0;  // 3.4 MFLOP/s: plausible
+  Row ok;
+  EXPECT_TRUE(op->annotate(ok, slow));
+  EXPECT_EQ(ok.get("roofline_bound"), "compute");
+  EXPECT_TRUE(ok.get("tiles").empty());  // no tile on the host: no wave columns
+  op->teardown();
+}
