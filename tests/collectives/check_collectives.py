@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Runs bench_collectives (usually under mpirun) and checks what it wrote against the
+collective conventions: nccl-tests bus factors, wrong == 0, one row per point, the
+expected collectives at the expected rank counts, and node facts.
+
+usage: check_collectives.py [checks] -- COMMAND...
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+FACTOR = {  # REFERENCE.md, nccl-tests conventions
+    "allreduce": lambda n: 2 * (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+}
+FIT_COLUMNS = ["collective", "dtype", "nranks", "ranks_per_node", "nnodes", "spans_nodes", "size_bytes", "count",
+               "time_us_median", "algbw_gbps", "busbw_gbps", "status"]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv")
+    ap.add_argument("--expect-rc", default="0", help="an exit code, or 'nonzero'")
+    ap.add_argument("--expect-rows", type=int)
+    ap.add_argument("--min-rows", type=int)
+    ap.add_argument("--max-rows", type=int)
+    ap.add_argument("--all-ok", action="store_true",
+                    help="every row ok with wrong=0, except skips for sizes below one element per rank")
+    ap.add_argument("--expect-collectives", default="", help="collectives that must each have ok rows at every --expect-ranks")
+    ap.add_argument("--expect-ranks", default="")
+    ap.add_argument("--expect-verified", help="every row has this verified value")
+    ap.add_argument("--expect-column", action="append", default=[], help="NAME=VALUE on every row (of nranks=N: N:NAME=VALUE)")
+    ap.add_argument("--stderr-contains", action="append", default=[])
+    ap.add_argument("--stderr-lines", type=int, help="non-empty stderr lines starting with bench_")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if a.csv:
+        for path in (a.csv, a.csv[:-4] + ".json", a.csv[:-4] + ".samples.csv"):
+            if os.path.exists(path):
+                os.remove(path)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    sys.stdout.write(proc.stdout[-3000:])
+    sys.stderr.write(proc.stderr[-3000:])
+    if a.expect_rc == "nonzero":
+        if proc.returncode == 0:
+            fail("exit code 0, expected non-zero")
+    elif proc.returncode != int(a.expect_rc):
+        fail(f"exit code {proc.returncode}, expected {a.expect_rc}")
+    for s in a.stderr_contains:
+        if s not in proc.stderr:
+            fail(f"stderr lacks {s!r}")
+    if a.stderr_lines is not None:
+        ours = [l for l in proc.stderr.splitlines() if l.startswith("bench_")]
+        if len(ours) != a.stderr_lines:
+            fail(f"expected {a.stderr_lines} line(s) from the bench, got {ours}")
+    if not a.csv:
+        print("OK")
+        return
+    if not os.path.exists(a.csv):
+        fail(f"{a.csv} not written")
+    with open(a.csv, newline="") as f:
+        reader = csv.DictReader(f)
+        header, rows = reader.fieldnames, list(reader)
+    for col in FIT_COLUMNS + ["wrong", "bus_factor", "time_us_rank_spread", "graph", "in_place", "op", "root"]:
+        if col not in header:
+            fail(f"column {col} missing")
+    if a.expect_rows is not None and len(rows) != a.expect_rows:
+        fail(f"{len(rows)} rows, expected {a.expect_rows}")
+    if a.min_rows is not None and len(rows) < a.min_rows:
+        fail(f"{len(rows)} rows, expected at least {a.min_rows}")
+    if a.max_rows is not None and len(rows) > a.max_rows:
+        fail(f"{len(rows)} rows, expected at most {a.max_rows}")
+    points = [r["point"] for r in rows]
+    if len(set(points)) != len(points):
+        fail("duplicate point keys")
+    for r in rows:
+        n = int(r["nranks"])
+        if a.expect_verified and r["verified"] != a.expect_verified:
+            fail(f"{r['point']}: verified {r['verified']}, expected {a.expect_verified}")
+        for kv in a.expect_column:
+            scope, _, kv2 = kv.rpartition(":")
+            if scope and int(scope) != n:
+                continue
+            k, v = kv2.split("=", 1)
+            if r.get(k) != v:
+                fail(f"{r['point']}: {k}={r.get(k)!r}, expected {v!r}")
+        if abs(float(r["bus_factor"]) - FACTOR[r["collective"]](n)) > 1e-6:
+            fail(f"{r['point']}: bus_factor {r['bus_factor']}")
+        if int(r["count"]) * {"fp64": 8, "fp32": 4, "int32": 4, "fp16": 2, "bf16": 2}.get(r["dtype"], 1) != int(r["size_bytes"]):
+            fail(f"{r['point']}: count * sizeof != size_bytes")
+        if a.all_ok:
+            if r["status"] == "skipped" and "less than one" in r["status_detail"]:
+                continue
+            if r["status"] != "ok" or r["wrong"] != "0" or r["verified"] != "ok":
+                fail(f"{r['point']}: status {r['status']} wrong {r['wrong']} verified {r['verified']} ({r['status_detail']})")
+        if r["status"] == "ok":
+            t = float(r["time_us_median"])
+            algbw = float(r["size_bytes"]) / (t * 1e-6) / 1e9
+            if not (t > 0 and abs(float(r["algbw_gbps"]) - algbw) <= 1e-5 * algbw + 1e-9):
+                fail(f"{r['point']}: algbw {r['algbw_gbps']} != S/t {algbw}")
+            if abs(float(r["busbw_gbps"]) - float(r["algbw_gbps"]) * float(r["bus_factor"])) > 1e-5 * float(r["busbw_gbps"]) + 1e-9:
+                fail(f"{r['point']}: busbw != algbw * factor")
+            if not float(r["time_us_p10"]) <= t <= float(r["time_us_p90"]) or float(r["time_us_rank_spread"]) < 0:
+                fail(f"{r['point']}: p10 <= median <= p90 or spread >= 0 violated")
+    if a.expect_collectives:
+        for c in a.expect_collectives.split(","):
+            for n in a.expect_ranks.split(","):
+                if not any(r["collective"] == c and r["nranks"] == n and r["status"] == "ok" for r in rows):
+                    fail(f"no ok row for {c} at {n} ranks")
+    meta_path = a.csv[:-4] + ".json"
+    if a.expect_rc == "0":
+        meta = json.load(open(meta_path))
+        if meta.get("rows") != len(rows) or "world" not in meta or "libraries" not in meta:
+            fail("sidecar rows/world/libraries wrong")
+    print(f"OK: {len(rows)} rows checked")
+
+
+if __name__ == "__main__":
+    main()
