@@ -29,7 +29,8 @@ std::vector<unsigned char> to_host(Backend& be, const Buffer& buf) {
 
 std::string gib(double bytes) {
   std::ostringstream s;
-  s.precision(3);
+  s.setf(std::ios::fixed);
+  s.precision(1);
   s << bytes / double(1ull << 30) << " GiB";
   return s.str();
 }
