@@ -82,8 +82,8 @@ std::string GemmOp::point() const {
 void GemmOp::describe(Row& row) const {
   p_.describe(row);
   row.set("regime", effective_regime(measure_regime_, options_))
-      .set("workspace_limit_bytes", static_cast<int64_t>(options_.workspace_bytes))
       .set("graph_launches", static_cast<int64_t>(options_.graph_launches));
+  if (options_.workspace_bytes > 0) row.set("workspace_limit_bytes", static_cast<int64_t>(options_.workspace_bytes));
 }
 
 void* GemmOp::a_at(int copy) const { return static_cast<unsigned char*>(a_.get()) + a_bytes(p_) * copy; }
