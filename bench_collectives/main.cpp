@@ -134,17 +134,21 @@ int main(int argc, char** argv) {
       setenv("NCCL_DEBUG_FILE", (sidecar_path(config.out, ".nccl.%h.%p.log")).c_str(), 0);
     }
 
-    // Communicators, one per group size, created in the same order on every rank.
+    // Communicators, one per group size, created in the same order on every rank: GPU
+    // groups are split from one communicator over the whole world (ncclCommSplit).
+    std::shared_ptr<Communicator> parent;
+    if (impl != "mpi") parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
     std::vector<std::shared_ptr<Group>> groups;
     for (int n : ranks) {
       auto g = std::make_shared<Group>();
       g->nranks = n;
       std::shared_ptr<World> sub = world.split_first(n);
+      std::shared_ptr<Communicator> comm = parent ? parent->split_first(n, sub) : sub ? make_mpi_communicator(sub) : nullptr;
       if (sub) {
         g->world = sub;
         g->nnodes = sub->nodes();
         g->ranks_per_node = static_cast<int>(sub->max_across(sub->local_size()));
-        g->comm = impl == "mpi" ? make_mpi_communicator(sub) : make_nccl_communicator(sub, backend);
+        g->comm = comm;
         std::weak_ptr<Communicator> weak = g->comm;
         watchdog.add_abort_hook([weak] {
           if (auto c = weak.lock()) c->abort();

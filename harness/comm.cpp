@@ -41,12 +41,52 @@ bool collective_dtype(DType t) {
   }
 }
 
-#if !defined(GPUCAL_HAVE_NCCL) && !defined(GPUCAL_HAVE_RCCL)
-std::shared_ptr<Communicator> make_nccl_communicator(std::shared_ptr<World>, Backend& backend) {
-  throw UsageError("--impl nccl/rccl: this build has no NCCL or RCCL (backend " + backend.name() + ")");
-}
-std::vector<std::string> compiled_gpu_communicators() { return {}; }
-std::string gpu_communicator_version(const std::string&) { return ""; }
+// Each vendor build of harness/comm_nccl.cuh (comm_nccl.cu, comm_rccl.hip) defines these
+// in its namespace; the backend's name picks one.
+#if defined(GPUCAL_HAVE_NCCL)
+namespace cuda {
+std::shared_ptr<Communicator> make_ccl_communicator(std::shared_ptr<World> group, Backend& backend);
+std::string ccl_version();
+}  // namespace cuda
 #endif
+#if defined(GPUCAL_HAVE_RCCL)
+namespace hip {
+std::shared_ptr<Communicator> make_ccl_communicator(std::shared_ptr<World> group, Backend& backend);
+std::string ccl_version();
+}  // namespace hip
+#endif
+
+std::shared_ptr<Communicator> make_nccl_communicator(std::shared_ptr<World> group, Backend& backend) {
+#if defined(GPUCAL_HAVE_NCCL)
+  if (backend.name() == "cuda") return cuda::make_ccl_communicator(std::move(group), backend);
+#endif
+#if defined(GPUCAL_HAVE_RCCL)
+  if (backend.name() == "hip") return hip::make_ccl_communicator(std::move(group), backend);
+#endif
+  (void)group;
+  throw UsageError("this build has no NCCL/RCCL for the " + backend.name() + " backend");
+}
+
+std::vector<std::string> compiled_gpu_communicators() {
+  std::vector<std::string> out;
+#if defined(GPUCAL_HAVE_NCCL)
+  out.push_back("nccl");
+#endif
+#if defined(GPUCAL_HAVE_RCCL)
+  out.push_back("rccl");
+#endif
+  return out;
+}
+
+std::string gpu_communicator_version(const std::string& backend) {
+#if defined(GPUCAL_HAVE_NCCL)
+  if (backend == "cuda") return cuda::ccl_version();
+#endif
+#if defined(GPUCAL_HAVE_RCCL)
+  if (backend == "hip") return hip::ccl_version();
+#endif
+  (void)backend;
+  return "";
+}
 
 }  // namespace gpucal

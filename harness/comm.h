@@ -44,7 +44,8 @@ class Communicator {
   virtual void alltoall(const void* send, void* recv, size_t count_per_peer, DType t) = 0;
   virtual void send(const void* buf, size_t count, DType t, int peer) = 0;
   virtual void recv(void* buf, size_t count, DType t, int peer) = 0;
-  // Brackets calls that must progress together (NCCL group; MPI: nothing).
+  // Brackets calls that must progress together (NCCL group; MPI: send/recv inside it are
+  // posted nonblocking and completed at group_end).
   virtual void group_start() {}
   virtual void group_end() {}
   // A replayable launch of `issue` (CUDA/HIP graph capture on the stream); throws SkipPoint
@@ -55,6 +56,10 @@ class Communicator {
   virtual void abort() = 0;
   // Library facts for the sidecar (version, algorithm/protocol notes).
   virtual std::string describe() const { return library() + " " + version(); }
+  // The communicator of ranks [0, n) (--ranks n): collective over this communicator's
+  // ranks; `sub` is the matching sub-world (World::split_first(n)), null outside the
+  // group, where the result is null too. NCCL: ncclCommSplit; MPI: the sub-world's comm.
+  virtual std::shared_ptr<Communicator> split_first(int n, std::shared_ptr<World> sub) = 0;
 };
 
 // MPI on host memory over `group` (shared: the communicator keeps it alive).

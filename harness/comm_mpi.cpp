@@ -129,16 +129,38 @@ class MpiCommunicator : public Communicator {
     MPI_CHECK(MPI_Alltoall(send == recv ? MPI_IN_PLACE : send, icount(count_per_peer), type(t), recv,
                            icount(count_per_peer), type(t), comm_));
   }
+  // Inside a group, sends and receives are posted nonblocking and complete together at
+  // group_end (NCCL's group semantics: a rank may send and receive at once, bidir/ring).
   void send(const void* buf, size_t count, DType t, int peer) override {
-    MPI_CHECK(MPI_Send(buf, icount(count), type(t), peer, 0, comm_));
+    if (group_depth_ == 0) {
+      MPI_CHECK(MPI_Send(buf, icount(count), type(t), peer, 0, comm_));
+      return;
+    }
+    pending_.emplace_back();
+    MPI_CHECK(MPI_Isend(buf, icount(count), type(t), peer, 0, comm_, &pending_.back()));
   }
   void recv(void* buf, size_t count, DType t, int peer) override {
-    MPI_CHECK(MPI_Recv(buf, icount(count), type(t), peer, 0, comm_, MPI_STATUS_IGNORE));
+    if (group_depth_ == 0) {
+      MPI_CHECK(MPI_Recv(buf, icount(count), type(t), peer, 0, comm_, MPI_STATUS_IGNORE));
+      return;
+    }
+    pending_.emplace_back();
+    MPI_CHECK(MPI_Irecv(buf, icount(count), type(t), peer, 0, comm_, &pending_.back()));
+  }
+  void group_start() override { ++group_depth_; }
+  void group_end() override {
+    if (group_depth_ == 0 || --group_depth_ > 0 || pending_.empty()) return;
+    std::vector<MPI_Request> requests;
+    requests.swap(pending_);
+    MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   }
   std::function<void()> capture_graph(const std::function<void()>&) override {
     throw SkipPoint("graph launch needs a GPU communicator (nccl/rccl), not MPI on host memory");
   }
   void abort() override {}  // the World's MPI_Abort ends every rank
+  std::shared_ptr<Communicator> split_first(int, std::shared_ptr<World> sub) override {
+    return sub ? make_mpi_communicator(std::move(sub)) : nullptr;
+  }
 
  private:
   static int icount(size_t count) {
@@ -152,6 +174,7 @@ class MpiCommunicator : public Communicator {
       case DType::fp64: return MPI_DOUBLE;
       case DType::fp32: return MPI_FLOAT;
       case DType::int32: return MPI_INT32_T;
+      case DType::uint8: return MPI_UINT8_T;  // raw bytes of point-to-point messages
       default: {
         auto it = byte_types_.find(t);
         if (it == byte_types_.end()) throw SkipPoint("no MPI datatype for " + to_string(t));
@@ -186,6 +209,8 @@ class MpiCommunicator : public Communicator {
   MPI_Comm comm_;
   std::map<DType, MPI_Datatype> byte_types_;
   MPI_Op user_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+  int group_depth_ = 0;
+  std::vector<MPI_Request> pending_;  // sends/receives posted inside the open group
 };
 
 #endif  // GPUCAL_HAVE_MPI
@@ -213,6 +238,9 @@ class SelfCommunicator : public Communicator {
     throw SkipPoint("graph launch needs a GPU communicator (nccl/rccl)");
   }
   void abort() override {}
+  std::shared_ptr<Communicator> split_first(int, std::shared_ptr<World> sub) override {
+    return sub ? std::make_shared<SelfCommunicator>() : nullptr;
+  }
 
  private:
   static void copy(const void* s, void* r, size_t n, DType t) {

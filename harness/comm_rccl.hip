@@ -1,0 +1,2 @@
+// HIP instance of the shared NCCL/RCCL communicator (RCCL).
+#include "harness/comm_nccl.cuh"
