@@ -1,0 +1,55 @@
+// The p2p conventions users rely on, each in one place and unit-tested: which bytes a
+// bandwidth counts, who talks to whom in each pattern, link classes, and the all-pairs
+// matrix of the JSON sidecar.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gpucal::p2p {
+
+// Bytes a bandwidth figure counts for one transfer of `size` bytes:
+//  - d2d/h2h copies within one memory read and write every byte: 2*size (STREAM copy,
+//    nvbandwidth's device-local copy), which is the figure to compare with the HBM peak;
+//  - bidirectional messaging moves size in each direction at once: 2*size (osu_bibw);
+//  - everything else (h2d, d2h, peer, uni, ring, pairs) moves size once: size.
+int64_t bytes_counted(const std::string& direction, int64_t size);
+// One word naming that convention for the CSV's bytes_counted_rule column.
+std::string bytes_counted_rule(const std::string& direction);
+// GB/s with GB = 1e9 B.
+double bandwidth_gbps(int64_t bytes, double seconds);
+
+// Who talks to whom. A Transfer is one message from src to dst of the point's size.
+struct Transfer {
+  int src, dst;
+};
+// sendrecv/bidir: rank i < n/2 pairs with i + n/2 (osu_mbw_mr's pairing: with ranks placed
+// node by node, pairs cross nodes); all pairs transfer at once. n must be even and >= 2.
+std::vector<Transfer> sendrecv_transfers(int n, bool bidirectional);
+// ring: every rank sends to (r+1)%n and receives from (r-1+n)%n at once (nccl-tests
+// sendrecv). n >= 2.
+std::vector<Transfer> ring_transfers(int n);
+// pairs: every ordered pair (i, j), i != j, row-major; measured one at a time.
+std::vector<Transfer> ordered_pairs(int n);
+// Throws UsageError with a one-line reason when `pattern` cannot run on n ranks.
+void check_rank_count(const std::string& pattern, int n);
+
+// Link classes. Ranks: same node -> "shm" (intra-node), else "network". Several links in
+// one row (ring, several sendrecv pairs): their common class, or "mixed".
+std::string rank_link_class(int node_a, int node_b);
+std::string combine_link_classes(const std::vector<std::string>& classes);
+
+// The all-pairs matrix for the sidecar: bandwidth at the largest measured size and latency
+// (median time) at the smallest, as N x N arrays indexed [src][dst], null on the diagonal
+// and where a pair has no ok row at that size.
+struct PairResult {
+  int src, dst;
+  int64_t size;
+  double bandwidth_gbps, latency_us;
+  std::string link_class;
+};
+nlohmann::json pair_matrix_json(int n, const std::vector<PairResult>& results);
+
+}  // namespace gpucal::p2p
