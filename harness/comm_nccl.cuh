@@ -59,6 +59,7 @@ ncclDataType_t ccl_type(DType t) {
     case DType::fp16: return ncclFloat16;
     case DType::bf16: return ncclBfloat16;
     case DType::int32: return ncclInt32;
+    case DType::uint8: return ncclUint8;  // raw bytes of point-to-point messages (bench_p2p)
 #if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0) && !defined(GPUCAL_GPU_HIP)
     case DType::fp8_e4m3: return ncclFloat8e4m3;
     case DType::fp8_e5m2: return ncclFloat8e5m2;
