@@ -15,6 +15,7 @@
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
 #include "harness/progress.h"
+#include "harness/telemetry.h"
 
 namespace gpucal {
 
@@ -158,12 +159,22 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
         measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
       }
       fill_timing(row, *measured);
+      std::string throttled;
+      if (ctx.telemetry) {
+        // Read while the device is still in its loaded state; a throttled point is kept
+        // but says so, since its clocks were below what the load asked for.
+        const TelemetryReading reading = ctx.telemetry->read();
+        add_telemetry(row, reading);
+        if (!reading.throttle_reasons.empty()) throttled = "clocks throttled: " + reading.throttle_reasons;
+      }
       const bool plausible = op.annotate(row, *measured);
       if (!plausible) {
         record_failure("error", "throughput above the theoretical peak: timing or counting is wrong");
       } else {
         row.set("status", "ok");
-        if (v.status == "skipped" && !v.detail.empty()) row.set("status_detail", "not verified: " + v.detail);
+        std::string detail = v.status == "skipped" && !v.detail.empty() ? "not verified: " + v.detail : "";
+        if (!throttled.empty()) detail += (detail.empty() ? "" : "; ") + throttled;
+        if (!detail.empty()) row.set("status_detail", detail);
         if (state) set_counters(*state, row, *measured);
       }
     } catch (const std::exception& e) {
@@ -371,7 +382,10 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
                        if (csv) csv->write(row);
                        if (samples && m) samples->write(row.get("point"), m->sample_seconds);
                      },
-                     &world, &watchdog, nullptr};
+                     &world, &watchdog, nullptr, nullptr};
+    std::unique_ptr<Telemetry> telemetry = open_telemetry(backend->info());
+    ctx.telemetry = telemetry.get();
+    meta.doc()["telemetry"] = telemetry->source();
     bool fault_fired = false;
     if (!fault.kind.empty() && fault.rank == world.rank())
       ctx.before_launch = [&] {

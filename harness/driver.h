@@ -19,6 +19,8 @@ class App;
 
 namespace gpucal {
 
+class Telemetry;
+
 struct BenchSpec {
   std::string bench;        // gemm | attention | collectives | p2p; also the CSV `bench` cell
   std::string description;  // first line of --help
@@ -70,6 +72,7 @@ struct PointContext {
   World* world = nullptr;        // null: a single process
   Watchdog* watchdog = nullptr;  // armed per phase, beaten per launch
   std::function<void()> before_launch;  // test-only fault injection hook
+  Telemetry* telemetry = nullptr;        // device clocks/power/temperature after sampling
 };
 Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally);
 
