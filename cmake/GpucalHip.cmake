@@ -35,6 +35,7 @@ function(gpucal_add_hip_sources target)
       COMMAND ${GPUCAL_HIPCC} -std=c++17 ${_opt} -fPIC ${_archs} -DGPUCAL_GPU_HIP
               -I${CMAKE_SOURCE_DIR} -I${CMAKE_BINARY_DIR}/generated
               "$<$<BOOL:${GPUCAL_HIPBLASLT_INCLUDE_DIR}>:-I${GPUCAL_HIPBLASLT_INCLUDE_DIR}>"
+              "$<$<BOOL:${GPUCAL_RCCL_INCLUDE_DIR}>:-I${GPUCAL_RCCL_INCLUDE_DIR}>"
               -MD -MF ${_obj}.d -c ${_abs} -o ${_obj}
       DEPFILE ${_obj}.d
       DEPENDS ${_abs}
