@@ -20,6 +20,7 @@ struct DeviceInfo {
   std::string arch;  // "sm_90", "gfx90a", or the CPU's ISA level ("x86_64-avx2")
   int compute_units = 0;  // SMs, CUs, or CPU cores
   double clock_mhz = 0;   // peak compute clock
+  std::string clock_source;  // where clock_mhz comes from (runtime attribute, cpufreq, measured)
   double memory_clock_mhz = 0;
   int memory_bus_bits = 0;
   size_t memory_bytes = 0;

@@ -79,6 +79,7 @@ class GpuBackend : public Backend {
     (void)gpuDeviceGetAttribute(&mem_khz, GPUCAL_ATTR(MemoryClockRate), device);
     (void)gpuDeviceGetAttribute(&bus_bits, GPUCAL_ATTR_MEM_BUS_WIDTH, device);
     info_.clock_mhz = clock_khz / 1000.0;
+    info_.clock_source = "runtime attribute ClockRate (maximum)";
     info_.memory_clock_mhz = mem_khz / 1000.0;
     info_.memory_bus_bits = bus_bits;
     info_.memory_bytes = p.totalGlobalMem;

@@ -22,6 +22,7 @@ nlohmann::json device_json(const DeviceInfo& d) {
           {"arch", d.arch},
           {"compute_units", d.compute_units},
           {"clock_mhz", d.clock_mhz},
+          {"clock_source", d.clock_source},
           {"memory_clock_mhz", d.memory_clock_mhz},
           {"memory_bus_bits", d.memory_bus_bits},
           {"memory_bytes", d.memory_bytes},
