@@ -94,8 +94,15 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       outcomes.push_back({inv.bench, "", "not built"});
       continue;
     }
+    if (inv.distributed && o.mpirun.empty()) {
+      // Communication benches need several ranks; without a launcher they would only
+      // report an error, so say what to pass instead.
+      log << "  " << binary << ": skipped: needs a launcher, e.g. --mpirun \"mpirun -np 4\"\n";
+      outcomes.push_back({inv.bench, "", "skipped: needs --mpirun"});
+      continue;
+    }
     std::ostringstream cmd;
-    if (inv.distributed && !o.mpirun.empty()) cmd << o.mpirun << " ";
+    if (inv.distributed) cmd << o.mpirun << " ";
     cmd << shell_quote(found.string()) << " --backend " << shell_quote(o.backend) << " --out "
         << shell_quote((fs::path(o.out_dir) / (inv.bench + ".csv")).string()) << " --quiet --max-time-per-point "
         << suite.max_time_per_point_s;
