@@ -80,14 +80,14 @@ void print_compare_console(const CompareResult& r, std::ostream& out) {
       out << "  " << c.what << ": " << c.baseline << " -> " << c.current << "\n";
   }
   std::size_t width = 5;
-  for (const auto& p : r.points) width = std::max(width, p.bench.size() + 1 + p.point.size());
+  for (const auto& p : r.points) width = std::max(width, p.point.size());  // points start with their bench
   char line[1024];
   std::snprintf(line, sizeof line, "%-16s %-*s %14s %14s %9s %-17s %9s\n", "verdict", static_cast<int>(width),
                 "point", "base_us_median", "cur_us_median", "change", "test", "p");
   out << line;
   for (const PointComparison* p : ordered(r)) {
     std::snprintf(line, sizeof line, "%-16s %-*s %14s %14s %9s %-17s %9s", verdict_name(p->verdict),
-                  static_cast<int>(width), (p->bench + "/" + p->point).c_str(), opt_us(p->baseline_median_us).c_str(),
+                  static_cast<int>(width), p->point.c_str(), opt_us(p->baseline_median_us).c_str(),
                   opt_us(p->current_median_us).c_str(), change_pct(*p).c_str(), p->test.c_str(), p_text(*p).c_str());
     out << line << (p->detail.empty() ? "" : "  " + p->detail) << "\n";
   }
