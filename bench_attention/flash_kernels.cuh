@@ -115,6 +115,28 @@ __device__ __forceinline__ void load_tile(uint16_t* s, int ld, const uint16_t* g
   }
 }
 
+// c[t] = A * B_t^T for t < kTiles, reduced over the head dimension in kDT steps of 16:
+// A is this warp's 16 rows at `a_rows`, B_t the 16 rows at `b_rows + 16 t ld`, both in
+// shared memory with row stride ld. Serves S = Q K^T (forward), S^T = K Q^T and
+// dP^T = V dO^T (backward).
+template <bool kBf16, int kTiles, int kDT>
+__device__ __forceinline__ void rows_times_tiles_t(FragC (&c)[kTiles], const uint16_t* a_rows,
+                                                   const uint16_t* b_rows, int ld) {
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) zero(c[t]);
+#pragma unroll
+  for (int kk = 0; kk < kDT; ++kk) {
+    FragA fa;
+    load_a(fa, a_rows + 16 * kk, ld);
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+      FragB fb;
+      load_b_nk(fb, b_rows + 16 * t * ld + 16 * kk, ld);
+      mma<kBf16>(c[t], fa, fb);
+    }
+  }
+}
+
 template <int D, bool kBf16>
 __global__ void __launch_bounds__(FwdCfg<D>::kThreads) flash_fwd_kernel(const FwdArgs a) {
   using Cfg = FwdCfg<D>;
@@ -158,19 +180,7 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads) flash_fwd_kernel(const Fw
 
     // S = Q K^T for this warp's 16 rows x kBN keys.
     FragC s[kNT];
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt) zero(s[nt]);
-#pragma unroll
-    for (int kk = 0; kk < kDT; ++kk) {
-      FragA qa;
-      load_a(qa, sQ + 16 * warp * kLd + 16 * kk, kLd);
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt) {
-        FragB kb;
-        load_b_nk(kb, sK + 16 * nt * kLd + 16 * kk, kLd);
-        mma<kBf16>(s[nt], qa, kb);
-      }
-    }
+    rows_times_tiles_t<kBf16, kNT, kDT>(s, sQ + 16 * warp * kLd, sK, kLd);
     // Mask keys past seq_kv (ragged last block) and, causally, keys after the query row.
     if (n0 + kBN > a.seq_kv || (a.causal && n0 + kBN - 1 > wrow0)) {
 #pragma unroll
@@ -333,19 +343,7 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads) flash_bwd_kernel(const Bw
 
       // S^T = K Q^T: this warp's 16 keys x kBM queries.
       FragC st[kMT];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) zero(st[mt]);
-#pragma unroll
-      for (int kk = 0; kk < kDT; ++kk) {
-        FragA ka;
-        load_a(ka, sK + 16 * warp * kLd + 16 * kk, kLd);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          FragB qb;
-          load_b_nk(qb, sQ + 16 * mt * kLd + 16 * kk, kLd);
-          mma<kBf16>(st[mt], ka, qb);
-        }
-      }
+      rows_times_tiles_t<kBf16, kMT, kDT>(st, sK + 16 * warp * kLd, sQ, kLd);
       // P^T = exp(scale * s - lse), zero where masked or out of range.
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
@@ -369,19 +367,7 @@ __global__ void __launch_bounds__(BwdCfg<D>::kThreads) flash_bwd_kernel(const Bw
       }
       // dP^T = V dO^T (full head_dim reduction).
       FragC ds[kMT];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) zero(ds[mt]);
-#pragma unroll
-      for (int kk = 0; kk < kDT; ++kk) {
-        FragA va;
-        load_a(va, sV + 16 * warp * kLd + 16 * kk, kLd);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          FragB ob;
-          load_b_nk(ob, sdO + 16 * mt * kLd + 16 * kk, kLd);
-          mma<kBf16>(ds[mt], va, ob);
-        }
-      }
+      rows_times_tiles_t<kBf16, kMT, kDT>(ds, sV + 16 * warp * kLd, sdO, kLd);
       // dS^T = P^T (dP^T - Delta): gradient w.r.t. x = scale * s; scale is applied at the end.
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
