@@ -5,6 +5,7 @@ GB/s = 1e9 B/s, TFLOP/s = 1e12 flop/s, sizes in bytes, times in microseconds.
 """
 import csv
 import json
+import math
 import os
 
 import matplotlib
@@ -68,3 +69,25 @@ def save(fig, out_dir, name):
 
 def safe_name(text):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(text))
+
+
+def annotated_heatmap(ax, grid, xlabels, ylabels, fmt, text_color, **imshow_args):
+    """grid[i][j] as an image with each finite value written in its cell; returns the image."""
+    image = ax.imshow(grid, **imshow_args)
+    for i in range(len(ylabels)):
+        for j in range(len(xlabels)):
+            if not math.isnan(grid[i][j]):
+                ax.text(j, i, fmt % grid[i][j], ha="center", va="center", color=text_color, fontsize=8)
+    ax.set_xticks(range(len(xlabels)), [str(x) for x in xlabels])
+    ax.set_yticks(range(len(ylabels)), [str(y) for y in ylabels])
+    return image
+
+
+def format_bytes(n):
+    """Exact binary-suffixed size for labels: 512 -> '512 B', 524288 -> '512 KiB'."""
+    n = int(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or n % 1024:
+            return "%d %s" % (n, unit)
+        n //= 1024
+    return "%d TiB" % n

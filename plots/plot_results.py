@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpucal_plot_common import num, plt, read_calibration, read_rows, regimes, safe_name, save, skip  # noqa: E402
+from gpucal_plot_common import annotated_heatmap, format_bytes, num, plt, read_calibration, read_rows, regimes, safe_name, save, skip  # noqa: E402
 
 
 def plot_collectives(results_dir, calibration, out_dir):
@@ -96,13 +96,8 @@ def plot_gemm(results_dir, calibration, out_dir):
                         eff = num(r, "tflops") / num(r, "peak_tflops")
                     grid[ms.index(m)][ns.index(n)] = eff if eff is not None else float("nan")
             fig, ax = plt.subplots(figsize=(1.2 * len(ns) + 3, 0.9 * len(ms) + 2))
-            image = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
-            for i in range(len(ms)):
-                for j in range(len(ns)):
-                    if not math.isnan(grid[i][j]):
-                        ax.text(j, i, "%.2f" % grid[i][j], ha="center", va="center", color="w", fontsize=8)
-            ax.set_xticks(range(len(ns)), [str(n) for n in ns])
-            ax.set_yticks(range(len(ms)), [str(m) for m in ms])
+            image = annotated_heatmap(ax, grid, ns, ms, "%.2f", "w", origin="lower", cmap="viridis", vmin=0, vmax=1,
+                                      aspect="auto")
             ax.set_xlabel("N")
             ax.set_ylabel("M")
             fig.colorbar(image, ax=ax, label="efficiency (TFLOP/s / peak TFLOP/s)")
@@ -180,17 +175,11 @@ def plot_p2p_pairs(results_dir, out_dir):
             bw = num(r, "bandwidth_gbps")
             grid[i][j] = bw if math.isnan(grid[i][j]) else max(grid[i][j], bw)
         fig, ax = plt.subplots(figsize=(0.8 * len(ranks) + 3, 0.8 * len(ranks) + 2))
-        image = ax.imshow(grid, cmap="magma", origin="upper")
-        for i in range(len(ranks)):
-            for j in range(len(ranks)):
-                if not math.isnan(grid[i][j]):
-                    ax.text(j, i, "%.0f" % grid[i][j], ha="center", va="center", color="c", fontsize=8)
-        ax.set_xticks(range(len(ranks)), [str(r) for r in ranks])
-        ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+        image = annotated_heatmap(ax, grid, ranks, ranks, "%.0f", "c", cmap="magma", origin="upper")
         ax.set_xlabel("destination rank")
         ax.set_ylabel("source rank")
         fig.colorbar(image, ax=ax, label="bandwidth (GB/s, 1e9 B/s)")
-        ax.set_title("p2p %s bandwidth at %.0f MiB [regime: %s]" % (pattern, size / 2**20, regimes(at_size)))
+        ax.set_title("p2p %s bandwidth at %s [regime: %s]" % (pattern, format_bytes(size), regimes(at_size)))
         save(fig, out_dir, "p2p_pair_matrix_" + safe_name(pattern))
 
 
