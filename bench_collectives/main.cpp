@@ -4,6 +4,7 @@
 //       --dtype fp32,fp16,bf16,fp8_e4m3,fp8_e5m2,int32,fp64  --op sum,max,min,avg
 //       --in-place 0,1  --root 0  --ranks 2,4,8,all (sub-communicators of the first n ranks)
 // Launch: mpirun -np 8 bench_collectives --backend cuda ... (one GPU per rank; srun works alike)
+//         bench_collectives --threads all ... (one process, one thread per local GPU)
 //         mpirun --oversubscribe -np 4 bench_collectives --backend host ... (MPI on host memory)
 // Example: mpirun -np 8 bench_collectives --sizes 8:4G:x2 --ranks 2,4,8 --dtype bf16 --out coll.csv
 #include <CLI/CLI.hpp>
@@ -32,13 +33,17 @@ const std::vector<std::string> kColumns = {
     "size_bytes", "count", "send_count", "recv_count", "algbw_gbps", "busbw_gbps", "bus_factor", "wrong",
     "time_us_rank_spread", "graph"};
 
-std::string resolve_impl(const std::string& impl, const Backend& backend) {
-  const std::string natural = backend.name() == "cuda" ? "nccl" : backend.name() == "hip" ? "rccl" : "mpi";
+// The backend's own library: nccl (cuda), rccl (hip); on the host MPI across processes or
+// shm across the threads of --threads.
+std::string resolve_impl(const std::string& impl, const Backend& backend, const World& world) {
+  const std::string host = world.kind() == "threads" ? "shm" : "mpi";
+  const std::string natural = backend.name() == "cuda" ? "nccl" : backend.name() == "hip" ? "rccl" : host;
   if (impl == "auto") return natural;
-  if (impl != "nccl" && impl != "rccl" && impl != "mpi")
-    throw UsageError("--impl: expected auto, nccl, rccl or mpi, got '" + impl + "'");
+  if (impl != "nccl" && impl != "rccl" && impl != "mpi" && impl != "shm")
+    throw UsageError("--impl: expected auto, nccl, rccl, mpi or shm, got '" + impl + "'");
   if (impl != natural)
-    throw UsageError("--impl " + impl + " does not run on the " + backend.name() + " backend (use --impl " + natural + ")");
+    throw UsageError("--impl " + impl + " does not run on the " + backend.name() + " backend" +
+                     (world.kind() == "threads" ? " with --threads" : "") + " (use --impl " + natural + ")");
   return impl;
 }
 
@@ -49,7 +54,7 @@ std::vector<int> parse_ranks(const std::string& spec, int world_size) {
     if (n < 1) throw UsageError("--ranks: a group needs at least one rank, got '" + item + "'");
     if (n > world_size)
       throw UsageError("--ranks " + item + ": this run has only " + std::to_string(world_size) +
-                       " rank(s); start more (mpirun -np N, one GPU each)");
+                       " rank(s); start more (mpirun -np N or --threads N, one GPU each)");
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   }
   return out;
@@ -90,9 +95,11 @@ void validate(const CollOptions& o, const std::vector<const CollectiveDesc*>& co
 
 }  // namespace
 
+// Per rank: under --threads every thread is a rank with its own communicators.
+thread_local std::string library, library_version;
+
 int main(int argc, char** argv) {
   CollOptions opt;
-  std::string library, library_version;
   BenchSpec spec;
   spec.bench = "collectives";
   spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
@@ -111,7 +118,7 @@ int main(int argc, char** argv) {
     app.add_option("--root", opt.root, "root rank(s) of broadcast and reduce (list)")->capture_default_str();
     app.add_option("--ranks", opt.ranks, "group sizes: the first n ranks form a sub-communicator (2,4,8,all)")
         ->capture_default_str();
-    app.add_option("--impl", opt.impl, "auto, nccl (cuda), rccl (hip), mpi (host)")->capture_default_str();
+    app.add_option("--impl", opt.impl, "auto, nccl (cuda), rccl (hip), mpi (host under mpirun), shm (host with --threads)")->capture_default_str();
     app.add_flag("--graph", opt.graph, "launch each collective from a captured CUDA/HIP graph (nccl/rccl)");
     app.add_flag("--nccl-tuning-log", opt.nccl_tuning_log,
                  "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING with NCCL_DEBUG_FILE beside --out (per host and pid) "
@@ -125,10 +132,11 @@ int main(int argc, char** argv) {
     const auto placements = parse_placements(opt.in_place);
     const auto roots = parse_axis(opt.root, "root");
     const auto ranks = parse_ranks(opt.ranks, world.size());
-    const std::string impl = resolve_impl(opt.impl, backend);
-    if (opt.graph && impl == "mpi") throw UsageError("--graph needs nccl or rccl (a GPU backend)");
+    const std::string impl = resolve_impl(opt.impl, backend, world);
+    const bool host = impl == "mpi" || impl == "shm";
+    if (opt.graph && host) throw UsageError("--graph needs nccl or rccl (a GPU backend)");
     validate(opt, colls, dtypes, sizes, ranks, roots);
-    if (opt.nccl_tuning_log && impl != "mpi" && !config.out.empty()) {
+    if (opt.nccl_tuning_log && !host && !config.out.empty()) {
       setenv("NCCL_DEBUG", "INFO", 0);
       setenv("NCCL_DEBUG_SUBSYS", "INIT,TUNING", 0);
       setenv("NCCL_DEBUG_FILE", (sidecar_path(config.out, ".nccl.%h.%p.log")).c_str(), 0);
@@ -137,13 +145,13 @@ int main(int argc, char** argv) {
     // Communicators, one per group size, created in the same order on every rank: GPU
     // groups are split from one communicator over the whole world (ncclCommSplit).
     std::shared_ptr<Communicator> parent;
-    if (impl != "mpi") parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
+    if (!host) parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
     std::vector<std::shared_ptr<Group>> groups;
     for (int n : ranks) {
       auto g = std::make_shared<Group>();
       g->nranks = n;
       std::shared_ptr<World> sub = world.split_first(n);
-      std::shared_ptr<Communicator> comm = parent ? parent->split_first(n, sub) : sub ? make_mpi_communicator(sub) : nullptr;
+      std::shared_ptr<Communicator> comm = parent ? parent->split_first(n, sub) : sub ? make_host_communicator(sub) : nullptr;
       if (sub) {
         g->world = sub;
         g->nnodes = sub->nodes();

@@ -75,9 +75,11 @@ std::vector<std::unique_ptr<Op>> copy_ops(const P2pOptions& o, const std::vector
 
 }  // namespace
 
+// Per rank: under --threads every thread is a rank with its own context.
+thread_local std::shared_ptr<P2pContext> context;
+
 int main(int argc, char** argv) {
   P2pOptions opt;
-  std::shared_ptr<P2pContext> context;
   BenchSpec spec;
   spec.bench = "p2p";
   spec.description = "bench_p2p: point-to-point and copy bandwidth and latency, every transfer validated";
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
       // The collectives layer's communicator over all ranks: MPI on host memory, NCCL/RCCL
       // on GPUs (ncclSend/ncclRecv in a group).
       std::shared_ptr<World> group = world.split_first(world.size());
-      context->comm = backend.is_host() ? make_mpi_communicator(group) : make_nccl_communicator(group, backend);
+      context->comm = backend.is_host() ? make_host_communicator(group) : make_nccl_communicator(group, backend);
       std::weak_ptr<Communicator> weak = context->comm;
       watchdog.add_abort_hook([weak] {
         if (auto c = weak.lock()) c->abort();

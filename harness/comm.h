@@ -64,6 +64,10 @@ class Communicator {
 
 // MPI on host memory over `group` (shared: the communicator keeps it alive).
 std::shared_ptr<Communicator> make_mpi_communicator(std::shared_ptr<World> group);
+// Threads of one process on host memory (`group` must be a ThreadWorld: --threads N).
+std::shared_ptr<Communicator> make_thread_communicator(std::shared_ptr<World> group);
+// The host backend's communicator for `group`: threads for a ThreadWorld, else MPI.
+std::shared_ptr<Communicator> make_host_communicator(std::shared_ptr<World> group);
 // NCCL (CUDA builds) or RCCL (HIP builds) on `backend`'s device and stream; the unique id
 // is made by the group's rank 0 and broadcast over the group's World (MPI).
 std::shared_ptr<Communicator> make_nccl_communicator(std::shared_ptr<World> group, Backend& backend);

@@ -3,7 +3,9 @@
 #include <benchmark/benchmark.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "harness/errors.h"
 #include "harness/progress.h"
 #include "harness/telemetry.h"
+#include "harness/thread_world.h"
 
 namespace gpucal {
 
@@ -201,21 +204,6 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
 
 namespace {
 
-// Google Benchmark's output on ranks other than 0: they run the same benchmarks in the
-// same order (so every collective has all its ranks) but print nothing.
-class SilentReporter : public benchmark::BenchmarkReporter {
- public:
-  SilentReporter() {
-    SetOutputStream(&sink_);
-    SetErrorStream(&sink_);
-  }
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-
- private:
-  std::ostringstream sink_;
-};
-
 // After a setup step that each rank ran on its own: when it failed anywhere, rank 0 prints
 // the first failing rank's message and every rank gets the same exit code, so no rank goes
 // on alone into a collective.
@@ -250,19 +238,56 @@ RankFault parse_rank_fault(const std::string& text) {
   return f;
 }
 
-// Under MPI with a GPU backend, each rank drives the GPU of its local rank (offset by
-// --device); more ranks on a node than GPUs is an input error.
+// The GPU runtime a GPU-capable --backend resolves to ("" for the host).
+std::string gpu_runtime_of(const std::string& backend) {
+  if (backend == "host") return "";
+  if (backend != "auto") return backend;
+  if (gpu_device_count("cuda") > 0) return "cuda";
+  if (gpu_device_count("hip") > 0) return "hip";
+  return "";  // auto falls back to host
+}
+
+// Under MPI or --threads with a GPU backend, each rank drives the GPU of its local rank
+// (offset by --device); more ranks on a node than GPUs is an input error.
 void assign_device(World& world, RunConfig& config) {
-  if (world.size() == 1 || config.backend == "host") return;
-  const std::string gpu = config.backend == "auto" ? (gpu_device_count("cuda") > 0 ? "cuda" : "hip") : config.backend;
+  const bool threads = world.kind() == "threads";
+  if ((world.size() == 1 && !threads) || config.backend == "host") return;
+  const std::string gpu = gpu_runtime_of(config.backend);
+  if (gpu.empty()) return;
   const int count = gpu_device_count(gpu);
-  if (config.backend == "auto" && count == 0) return;  // auto falls back to host
   const int device = config.device + world.local_rank();
-  if (device >= count)
+  if (device >= count) {
+    const std::string from = config.device ? " from --device " + std::to_string(config.device) : "";
+    if (threads)
+      throw UsageError("--threads " + std::to_string(world.size()) + " but backend '" + gpu + "' has " +
+                       std::to_string(count) + " usable device(s)" + from);
     throw UsageError(std::to_string(world.local_size()) + " ranks on node " + world.hostname() + " but only " +
-                     std::to_string(count) + " usable " + gpu + " device(s)" +
-                     (config.device ? " from --device " + std::to_string(config.device) : ""));
+                     std::to_string(count) + " usable " + gpu + " device(s)" + from);
+  }
   config.device = device;
+}
+
+// --threads: "" (off: one rank per process), "all" (one thread per visible GPU from
+// --device on) or a count; 0 means off.
+int resolve_threads(const std::string& text, const RunConfig& config, World& world) {
+  if (text.empty()) return 0;
+  if (world.size() > 1)
+    throw UsageError("--threads runs every rank as a thread of one process; under mpirun/srun start one rank per "
+                     "GPU instead (not both)");
+  if (text == "all") {
+    const std::string gpu = gpu_runtime_of(config.backend);
+    if (gpu.empty()) throw UsageError("--threads all counts GPUs, and this run has none (host backend): give a count");
+    const int n = gpu_device_count(gpu) - config.device;
+    if (n < 1)
+      throw UsageError("--threads all: backend '" + gpu + "' has 0 usable device(s) from --device " +
+                       std::to_string(config.device));
+    return n;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || n < 1 || n > 1024)
+    throw UsageError("--threads: expected a count from 1 to 1024 or 'all', got '" + text + "'");
+  return static_cast<int>(n);
 }
 
 nlohmann::json world_json(World& world) {
@@ -270,44 +295,36 @@ nlohmann::json world_json(World& world) {
   return {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
 }
 
-}  // namespace
+// What every rank of the process shares, settled before the ranks start.
+struct Launch {
+  const BenchSpec& spec;
+  std::string prog;
+  int argc;
+  char** argv;
+  std::string filter;
+  bool listing = false;
+  double timeout_s = 0;
+  RankFault fault;
+};
 
-int bench_main(int argc, char** argv, const BenchSpec& spec) {
-  const std::string prog = "bench_" + spec.bench;
-  std::unique_ptr<World> world_owner = make_world(&argc, &argv);
-  World& world = *world_owner;
-  RunConfig config;
-  config.bench = spec.bench;
-  for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
-  CLI::App app(spec.description, prog);
-  add_common_options(app, config);
-  double timeout_s = spec.default_timeout_s;
-  std::string rank_fault_text;
-  if (spec.make_world_ops) {
-    app.add_option("--timeout", timeout_s,
-                   "seconds without progress (a collective that does not finish) before the watchdog reports, "
-                   "aborts the communicators and exits non-zero; 0: off")
-        ->capture_default_str();
-    app.add_option("--inject-rank-fault", rank_fault_text, "test only: hang-rank=R[@P] or kill-rank=R[@P]")->group("");
-  }
-  if (spec.add_options) spec.add_options(app);
-  app.footer(
-      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests, "
-      "--benchmark_format=console|json, --benchmark_out=FILE, --benchmark_repetitions=N.");
-  for (int i = 1; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      if (world.is_root()) std::cout << app.help();
-      return 0;
-    }
-  const std::string filter = arg_value(argc, argv, "--benchmark_filter");
-  const std::string list_tests = arg_value(argc, argv, "--benchmark_list_tests");
-  const bool listing = !list_tests.empty() && list_tests != "false" && list_tests != "0";
-  benchmark::Initialize(&argc, argv);
+// Point indices travel from rank 0 (which Google Benchmark drives) to the other ranks: they
+// run exactly the points rank 0 runs, in its order (filters, repetitions); -1 ends.
+int share_point_index(World& world, int index) {
+  if (world.size() == 1) return index;
+  std::vector<unsigned char> bytes(sizeof index);
+  std::memcpy(bytes.data(), &index, sizeof index);
+  world.broadcast(bytes, 0);
+  std::memcpy(&index, bytes.data(), sizeof index);
+  return index;
+}
 
-  // Setup, step by step; after each, every rank learns whether any rank failed.
+// Setup steps that each rank runs on its own: the first failure sets the exit code (2 for
+// bad input, 1 otherwise) and the message, and later steps are skipped.
+struct Steps {
   int code = 0;
   std::string message;
-  auto step = [&](auto&& f) {
+  template <typename F>
+  void operator()(F&& f) {
     if (code != 0) return;
     try {
       f();
@@ -318,29 +335,25 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
       code = 1;
       message = e.what();
     }
-  };
+  }
+};
+
+// One rank's run, from its backend to its last row: the whole program for one process,
+// and the body of each thread under --threads.
+int run_rank(World& world, RunConfig config, const Launch& launch) {
+  const BenchSpec& spec = launch.spec;
+  const std::string& prog = launch.prog;
+  Steps step;
+  int code = 0;
   std::unique_ptr<Backend> backend;
-  RankFault fault;
   step([&] {
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      throw UsageError(e.what());
-    }
-    finalize_config(config);
-    if (timeout_s < 0) throw UsageError("--timeout must be non-negative");
-    fault = parse_rank_fault(rank_fault_text);
-    if (spec.before_run && spec.before_run(config)) code = -1;  // informational flag: exit 0
-    if (code == 0) {
-      assign_device(world, config);
-      backend = make_backend(config.backend, config.device);
-    }
+    assign_device(world, config);
+    backend = make_backend(config.backend, config.device);
   });
-  if (code == -1) return 0;
-  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
+  if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
   Watchdog watchdog(
-      timeout_s,
+      launch.timeout_s,
       [&](const std::string& what, double seconds) {
         std::cerr << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on "
                   << world.hostname() << ": no progress for " << seconds << " s in " << what
@@ -354,7 +367,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
     ops = spec.make_world_ops ? spec.make_world_ops(*backend, config, world, watchdog) : spec.make_ops(*backend, config);
   });
   watchdog.disarm();
-  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
+  if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
   std::unique_ptr<CsvSink> csv;
   std::unique_ptr<SamplesSink> samples;
@@ -363,18 +376,18 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   step([&] {
     if (spec.add_metadata) spec.add_metadata(meta, *backend);
     meta.doc()["world"] = world_json(world);
-    if (!config.out.empty() && !listing && world.is_root()) {
+    if (!config.out.empty() && !launch.listing && world.is_root()) {
       csv = std::make_unique<CsvSink>(config.out, spec.columns);
       samples = std::make_unique<SamplesSink>(sidecar_path(config.out, ".samples.csv"));
       meta.write(json_path);
     }
   });
-  if ((code = agreed_exit_code(world, code, message, prog)) != 0) return code;
+  if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
   try {
     int selected = 0;
-    for (const auto& op : ops) selected += matches_filter(op->point(), filter) ? 1 : 0;
-    Progress progress(selected, !config.quiet && !listing && world.is_root());
+    for (const auto& op : ops) selected += matches_filter(op->point(), launch.filter) ? 1 : 0;
+    Progress progress(selected, !config.quiet && !launch.listing && world.is_root());
     RunTally tally;
     int points_run = 0;
     PointContext ctx{*backend, config, spec.bench,
@@ -387,6 +400,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
     ctx.telemetry = telemetry.get();
     meta.doc()["telemetry"] = telemetry->source();
     bool fault_fired = false;
+    const RankFault& fault = launch.fault;
     if (!fault.kind.empty() && fault.rank == world.rank())
       ctx.before_launch = [&] {
         if (fault_fired || points_run != fault.point) return;
@@ -395,27 +409,31 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
         if (fault.kind == "kill") std::raise(SIGKILL);
         std::this_thread::sleep_for(std::chrono::hours(1));
       };
-    for (auto& op : ops) {
-      Op* raw = op.get();
-      benchmark::RegisterBenchmark(raw->point().c_str(),
-                                   [raw, &ctx, &tally, &progress, &points_run](benchmark::State& state) {
-                                     progress.start_point(raw->point());
-                                     run_point(*raw, ctx, &state, tally);
-                                     progress.finish_point();
-                                     ++points_run;
-                                   })
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMicrosecond);
-    }
     if (world.is_root()) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        Op* raw = ops[i].get();
+        const int index = static_cast<int>(i);
+        benchmark::RegisterBenchmark(raw->point().c_str(),
+                                     [raw, index, &world, &ctx, &tally, &progress, &points_run](benchmark::State& state) {
+                                       share_point_index(world, index);
+                                       progress.start_point(raw->point());
+                                       run_point(*raw, ctx, &state, tally);
+                                       progress.finish_point();
+                                       ++points_run;
+                                     })
+            ->UseManualTime()
+            ->Iterations(1)
+            ->Unit(benchmark::kMicrosecond);
+      }
       benchmark::RunSpecifiedBenchmarks();
+      share_point_index(world, -1);
     } else {
-      // Google Benchmark refuses a file reporter without --benchmark_out.
-      SilentReporter display, file;
-      benchmark::RunSpecifiedBenchmarks(&display, arg_value(argc, argv, "--benchmark_out").empty() ? nullptr : &file);
+      for (int index; (index = share_point_index(world, 0)) >= 0;) {
+        if (static_cast<size_t>(index) >= ops.size()) throw std::logic_error("rank 0 ran a point this rank lacks");
+        run_point(*ops[static_cast<size_t>(index)], ctx, nullptr, tally);
+        ++points_run;
+      }
     }
-    benchmark::Shutdown();
     code = tally.failures > 0 ? 1 : 0;
     if (csv) {
       meta.finish(tally.rows, tally.failures, code);
@@ -434,6 +452,80 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
     if (world.size() > 1) world.abort(1);
     return 1;
   }
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv, const BenchSpec& spec) {
+  const std::string prog = "bench_" + spec.bench;
+  std::unique_ptr<World> world_owner = make_world(&argc, &argv);
+  World& world = *world_owner;
+  RunConfig config;
+  config.bench = spec.bench;
+  for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
+  CLI::App app(spec.description, prog);
+  add_common_options(app, config);
+  Launch launch{spec, prog, argc, argv, "", false, spec.default_timeout_s, {}};
+  std::string rank_fault_text, threads_text;
+  if (spec.make_world_ops) {
+    app.add_option("--timeout", launch.timeout_s,
+                   "seconds without progress (a collective that does not finish) before the watchdog reports, "
+                   "aborts the communicators and exits non-zero; 0: off")
+        ->capture_default_str();
+    app.add_option("--threads", threads_text,
+                   "single-process launch: N ranks as threads of this process, one GPU each from --device on "
+                   "(all: every visible GPU; host backend: threads on host memory); not under mpirun");
+    app.add_option("--inject-rank-fault", rank_fault_text, "test only: hang-rank=R[@P] or kill-rank=R[@P]")->group("");
+  }
+  if (spec.add_options) spec.add_options(app);
+  app.footer(
+      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests, "
+      "--benchmark_format=console|json, --benchmark_out=FILE, --benchmark_repetitions=N.");
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      if (world.is_root()) std::cout << app.help();
+      return 0;
+    }
+  launch.filter = arg_value(argc, argv, "--benchmark_filter");
+  const std::string list_tests = arg_value(argc, argv, "--benchmark_list_tests");
+  launch.listing = !list_tests.empty() && list_tests != "false" && list_tests != "0";
+  benchmark::Initialize(&argc, argv);
+
+  // Parsing, on each process; every rank learns whether any rank failed.
+  Steps step;
+  int threads = 0;
+  bool informational = false;
+  step([&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      throw UsageError(e.what());
+    }
+    finalize_config(config);
+    if (launch.timeout_s < 0) throw UsageError("--timeout must be non-negative");
+    launch.fault = parse_rank_fault(rank_fault_text);
+    threads = resolve_threads(threads_text, config, world);
+    informational = spec.before_run && spec.before_run(config);  // e.g. --list: exit 0
+  });
+  if (step.code == 0 && informational) return 0;
+  int code = agreed_exit_code(world, step.code, step.message, prog);
+  if (code != 0) return code;
+
+  if (threads == 0) {
+    code = run_rank(world, config, launch);
+  } else {
+    // One thread per rank; this thread is rank 0, which Google Benchmark drives.
+    auto worlds = make_thread_worlds(threads);
+    std::vector<int> codes(static_cast<size_t>(threads), 0);
+    std::vector<std::thread> others;
+    for (int r = 1; r < threads; ++r)
+      others.emplace_back([&, r] { codes[static_cast<size_t>(r)] = run_rank(*worlds[static_cast<size_t>(r)], config, launch); });
+    codes[0] = run_rank(*worlds[0], config, launch);
+    for (auto& t : others) t.join();
+    code = *std::max_element(codes.begin(), codes.end());
+  }
+  benchmark::Shutdown();
+  return code;
 }
 
 }  // namespace gpucal

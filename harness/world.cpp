@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+
+#include "harness/thread_world.h"
 
 #if defined(GPUCAL_HAVE_MPI)
 #include "harness/mpi_check.h"
@@ -177,6 +180,126 @@ bool launched_by_mpi() {
 #endif
 
 }  // namespace
+
+void ThreadTeam::barrier() {
+  std::unique_lock<std::mutex> lock(mu);
+  const uint64_t gen = generation;
+  if (++arrived == size) {
+    arrived = 0;
+    ++generation;
+    cv.notify_all();
+    return;
+  }
+  cv.wait(lock, [&] { return generation != gen; });
+}
+
+ThreadWorld::ThreadWorld(std::shared_ptr<ThreadTeam> team, int rank, std::vector<std::string> hostnames)
+    : team_(std::move(team)), rank_(rank), hostnames_(std::move(hostnames)), layout_(node_layout(hostnames_, rank_)) {}
+
+std::vector<ThreadTeam::Slot> ThreadWorld::exchange(ThreadTeam::Slot mine) {
+  // Writes before the first barrier are visible after it (the barrier's mutex orders
+  // them); the second keeps a fast member from overwriting its slot in the next exchange
+  // while a slow one still reads this one.
+  team_->slots[static_cast<size_t>(rank_)] = std::move(mine);
+  team_->barrier();
+  std::vector<ThreadTeam::Slot> all = team_->slots;
+  team_->barrier();
+  return all;
+}
+
+bool ThreadWorld::all_agree(bool local) {
+  ThreadTeam::Slot s;
+  s.i = local ? 1 : 0;
+  for (const auto& x : exchange(s))
+    if (x.i == 0) return false;
+  return true;
+}
+
+double ThreadWorld::max_across(double local) {
+  ThreadTeam::Slot s;
+  s.d = local;
+  const auto all = exchange(s);
+  return std::max_element(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.d < b.d; })->d;
+}
+
+double ThreadWorld::min_across(double local) {
+  return -max_across(-local);
+}
+
+int64_t ThreadWorld::sum_across(int64_t local) {
+  ThreadTeam::Slot s;
+  s.i = local;
+  int64_t out = 0;
+  for (const auto& x : exchange(s)) out += x.i;
+  return out;
+}
+
+void ThreadWorld::broadcast(std::vector<unsigned char>& bytes, int root) {
+  ThreadTeam::Slot s;
+  s.ptr = &bytes;
+  team_->slots[static_cast<size_t>(rank_)] = s;
+  team_->barrier();
+  if (rank_ != root) bytes = *static_cast<const std::vector<unsigned char>*>(team_->slots[static_cast<size_t>(root)].ptr);
+  team_->barrier();  // the root's vector is read until here
+}
+
+std::vector<std::string> ThreadWorld::gather_strings(const std::string& local) {
+  ThreadTeam::Slot s;
+  s.s = local;
+  const auto all = exchange(s);
+  std::vector<std::string> out;
+  if (rank_ == 0)
+    for (const auto& x : all) out.push_back(x.s);
+  return out;
+}
+
+void ThreadWorld::abort(int code) {
+  std::fflush(nullptr);
+  std::_Exit(code);  // every thread of the process: the whole team
+}
+
+std::unique_ptr<World> ThreadWorld::split(int color, int key) {
+  ThreadTeam::Slot s;
+  s.i = color;
+  s.d = key;
+  s.s = hostname();
+  const auto all = exchange(s);
+  // Members of my color ordered by (key, rank), as MPI_Comm_split orders them.
+  std::vector<std::pair<double, int>> members;
+  for (int r = 0; r < size(); ++r)
+    if (all[static_cast<size_t>(r)].i == color) members.emplace_back(all[static_cast<size_t>(r)].d, r);
+  std::sort(members.begin(), members.end());
+  std::shared_ptr<ThreadTeam> sub;
+  if (color >= 0) {
+    std::lock_guard<std::mutex> lock(team_->mu);
+    auto& t = team_->split_teams[color];
+    if (!t) t = std::make_shared<ThreadTeam>(static_cast<int>(members.size()));
+    sub = t;
+  }
+  team_->barrier();  // every member holds its team
+  if (rank_ == 0) {
+    std::lock_guard<std::mutex> lock(team_->mu);
+    team_->split_teams.clear();
+  }
+  team_->barrier();  // cleared before the next split
+  if (color < 0) return nullptr;
+  int sub_rank = 0;
+  std::vector<std::string> hosts;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].second == rank_) sub_rank = static_cast<int>(i);
+    hosts.push_back(all[static_cast<size_t>(members[i].second)].s);
+  }
+  return std::make_unique<ThreadWorld>(std::move(sub), sub_rank, std::move(hosts));
+}
+
+std::vector<std::unique_ptr<World>> make_thread_worlds(int n) {
+  auto team = std::make_shared<ThreadTeam>(n);
+  std::vector<std::string> hosts;
+  for (int r = 0; r < n; ++r) hosts.push_back(this_hostname(r));
+  std::vector<std::unique_ptr<World>> out;
+  for (int r = 0; r < n; ++r) out.push_back(std::make_unique<ThreadWorld>(team, r, hosts));
+  return out;
+}
 
 std::unique_ptr<World> make_world(int* argc, char*** argv) {
 #if defined(GPUCAL_HAVE_MPI)

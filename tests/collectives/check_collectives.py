@@ -44,6 +44,9 @@ def main():
     ap.add_argument("--expect-column", action="append", default=[], help="NAME=VALUE on every row (of nranks=N: N:NAME=VALUE)")
     ap.add_argument("--stderr-contains", action="append", default=[])
     ap.add_argument("--stderr-lines", type=int, help="non-empty stderr lines starting with bench_")
+    ap.add_argument("--gpu", help="cuda|hip: exit 77 (CTest skip) when the command reports no such device")
+    ap.add_argument("--expect-impl", help="every row has this impl")
+    ap.add_argument("--expect-world", help="the sidecar's world kind (mpi, threads, single)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -54,6 +57,9 @@ def main():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     sys.stdout.write(proc.stdout[-3000:])
     sys.stderr.write(proc.stderr[-3000:])
+    if a.gpu and ("0 usable device" in proc.stderr or "not compiled into this build" in proc.stderr):
+        print(f"SKIP: no {a.gpu} device here")
+        sys.exit(77)
     if a.expect_rc == "nonzero":
         if proc.returncode == 0:
             fail("exit code 0, expected non-zero")
@@ -88,6 +94,8 @@ def main():
         fail("duplicate point keys")
     for r in rows:
         n = int(r["nranks"])
+        if a.expect_impl and r["impl"] != a.expect_impl:
+            fail(f"{r['point']}: impl {r['impl']}, expected {a.expect_impl}")
         if a.expect_verified and r["verified"] != a.expect_verified:
             fail(f"{r['point']}: verified {r['verified']}, expected {a.expect_verified}")
         for kv in a.expect_column:
@@ -125,6 +133,8 @@ def main():
         meta = json.load(open(meta_path))
         if meta.get("rows") != len(rows) or "world" not in meta or "libraries" not in meta:
             fail("sidecar rows/world/libraries wrong")
+        if a.expect_world and meta["world"].get("kind") != a.expect_world:
+            fail(f"sidecar world kind {meta['world'].get('kind')!r}, expected {a.expect_world!r}")
     print(f"OK: {len(rows)} rows checked")
 
 
