@@ -13,6 +13,17 @@ namespace gpucal::coll {
 namespace {
 // Fills that no input produces (inputs are integers in [-4, 4]).
 constexpr double kPoisonInt = -12345;
+
+// NCCL's name for the collective in its TUNING lines; empty for alltoall, which is grouped
+// ncclSend/ncclRecv (point-to-point work logs no algorithm or protocol).
+std::string nccl_func_name(const std::string& collective) {
+  if (collective == "allreduce") return "AllReduce";
+  if (collective == "allgather") return "AllGather";
+  if (collective == "reduce_scatter") return "ReduceScatter";
+  if (collective == "broadcast") return "Broadcast";
+  if (collective == "reduce") return "Reduce";
+  return "";
+}
 }  // namespace
 
 std::string CollectivePoint::key(int nranks) const {
@@ -50,6 +61,7 @@ void CollectiveOp::describe(Row& row) const {
 
 void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
   backend_ = &backend;
+  if (p_.tuning_log) p_.tuning_log->read_new();  // the point's window opens: drop earlier lines
   corrupt_ = config.inject_fault == "corrupt-output";
   if (!group_->member()) return;
   const Counts c = counts();
@@ -152,7 +164,32 @@ bool CollectiveOp::annotate(Row& row, const Measurement& m) const {
   row.set("algbw_gbps", algbw)
       .set("busbw_gbps", algbw * p_.desc->bus_factor(group_->nranks))
       .set("time_us_rank_spread", spread * 1e6);
+  tuning_cells(row);
   return true;
+}
+
+// What NCCL logged since setup began (graph capture, verification, warm-up, timing; graph
+// replays log nothing, so --graph rows count the capture only) reduced to the choice the
+// point ran with. Byte counts: NCCL's API count (sendcount for allgather, recvcount for
+// reduce_scatter) in the named form, S in the numbered forms.
+void CollectiveOp::tuning_cells(Row& row) const {
+  if (!p_.tuning_log) return;
+  const auto records = parse_nccl_tuning_lines(p_.tuning_log->read_new());
+  const std::string func = nccl_func_name(p_.desc->name);
+  if (func.empty()) {
+    row.set("nccl_choices", "none: grouped ncclSend/ncclRecv, NCCL logs no algorithm for them");
+    return;
+  }
+  const Counts c = counts();
+  const int64_t api_count = p_.desc->name == "reduce_scatter" ? c.recv : c.send;
+  const NcclTuningExpect expect{func, api_count * static_cast<int64_t>(dtype_bytes(p_.dtype)), p_.size_bytes};
+  const NcclTuningSummary s = summarize_nccl_tuning(records, expect);
+  if (s.matched == 0) {
+    row.set("nccl_choices", "none: no TUNING line for " + func + " of " + std::to_string(expect.bytes) + " B in " +
+                                p_.tuning_log->path());
+    return;
+  }
+  row.set("nccl_algo", s.algo).set("nccl_proto", s.proto).set("nccl_choices", s.choices);
 }
 
 void CollectiveOp::teardown() {

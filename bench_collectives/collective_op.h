@@ -8,6 +8,7 @@
 
 #include "bench_collectives/collective.h"
 #include "harness/driver.h"
+#include "harness/nccl_log.h"
 #include "harness/op.h"
 
 namespace gpucal::coll {
@@ -31,6 +32,9 @@ struct CollectivePoint {
   int64_t size_bytes = 0;  // S as nccl-tests defines it per collective
   std::string regime = "hot";
   bool graph = false;
+  // --nccl-tuning-log on world rank 0 (nccl/rccl): this process's NCCL debug file, shared by
+  // every point; null otherwise (the nccl_* cells stay empty).
+  std::shared_ptr<LogTail> tuning_log;
   // "collectives/nccl/allreduce/fp32/sum/n4/oop/8K/hot": unique per row.
   std::string key(int nranks) const;
 };
@@ -51,6 +55,7 @@ class CollectiveOp : public Op, public VerificationCells {
  private:
   void issue();
   Counts counts() const;
+  void tuning_cells(Row& row) const;
   CollectivePoint p_;
   std::shared_ptr<Group> group_;
   Backend* backend_ = nullptr;

@@ -31,7 +31,7 @@ struct CollOptions {
 const std::vector<std::string> kColumns = {
     "collective", "dtype", "op", "in_place", "root", "nranks", "nnodes", "ranks_per_node", "spans_nodes",
     "size_bytes", "count", "send_count", "recv_count", "algbw_gbps", "busbw_gbps", "bus_factor", "wrong",
-    "time_us_rank_spread", "graph"};
+    "time_us_rank_spread", "graph", "nccl_algo", "nccl_proto", "nccl_choices"};
 
 // The backend's own library: nccl (cuda), rccl (hip); on the host MPI across processes or
 // shm across the threads of --threads.
@@ -96,7 +96,7 @@ void validate(const CollOptions& o, const std::vector<const CollectiveDesc*>& co
 }  // namespace
 
 // Per rank: under --threads every thread is a rank with its own communicators.
-thread_local std::string library, library_version;
+thread_local std::string library, library_version, tuning_log_file;
 
 int main(int argc, char** argv) {
   CollOptions opt;
@@ -121,8 +121,18 @@ int main(int argc, char** argv) {
     app.add_option("--impl", opt.impl, "auto, nccl (cuda), rccl (hip), mpi (host under mpirun), shm (host with --threads)")->capture_default_str();
     app.add_flag("--graph", opt.graph, "launch each collective from a captured CUDA/HIP graph (nccl/rccl)");
     app.add_flag("--nccl-tuning-log", opt.nccl_tuning_log,
-                 "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING with NCCL_DEBUG_FILE beside --out (per host and pid) "
-                 "so NCCL's algorithm/protocol choices are kept; the paths go to the sidecar");
+                 "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING with NCCL_DEBUG_FILE beside --out (per host and pid); "
+                 "rank 0 reads NCCL's algorithm/protocol choices back into nccl_algo, nccl_proto, nccl_choices. "
+                 "NCCL then writes a line per launch, which slows small messages: use a separate diagnostic run");
+  };
+  // Once per process, before any rank (thread) starts: NCCL reads its environment at init.
+  spec.before_run = [&](const RunConfig& config) {
+    if (opt.nccl_tuning_log && config.backend != "host" && !config.out.empty()) {
+      setenv("NCCL_DEBUG", "INFO", 0);
+      setenv("NCCL_DEBUG_SUBSYS", "INIT,TUNING", 0);
+      setenv("NCCL_DEBUG_FILE", (sidecar_path(config.out, ".nccl.%h.%p.log")).c_str(), 0);
+    }
+    return false;
   };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog) {
     const auto colls = parse_collectives(opt.collectives);
@@ -136,11 +146,12 @@ int main(int argc, char** argv) {
     const bool host = impl == "mpi" || impl == "shm";
     if (opt.graph && host) throw UsageError("--graph needs nccl or rccl (a GPU backend)");
     validate(opt, colls, dtypes, sizes, ranks, roots);
-    if (opt.nccl_tuning_log && !host && !config.out.empty()) {
-      setenv("NCCL_DEBUG", "INFO", 0);
-      setenv("NCCL_DEBUG_SUBSYS", "INIT,TUNING", 0);
-      setenv("NCCL_DEBUG_FILE", (sidecar_path(config.out, ".nccl.%h.%p.log")).c_str(), 0);
-    }
+    // World rank 0 is rank 0 of every group, the rank NCCL logs its choices on: it reads its
+    // own file back into each row's nccl_* cells.
+    std::shared_ptr<LogTail> tuning_log;
+    if (opt.nccl_tuning_log && !host && world.is_root() && std::getenv("NCCL_DEBUG_FILE"))
+      tuning_log = std::make_shared<LogTail>(nccl_debug_file(std::getenv("NCCL_DEBUG_FILE")));
+    if (tuning_log) tuning_log_file = tuning_log->path();
 
     // Communicators, one per group size, created in the same order on every rank: GPU
     // groups are split from one communicator over the whole world (ncclCommSplit).
@@ -178,6 +189,7 @@ int main(int argc, char** argv) {
               for (bool ip : placements)
                 for (int64_t s : sizes) {
                   CollectivePoint p{d, impl, t, op, ip, static_cast<int>(root), s, config.regime, opt.graph};
+                  p.tuning_log = tuning_log;
                   out.push_back(std::make_unique<CollectiveOp>(p, g));
                 }
     return out;
@@ -185,6 +197,7 @@ int main(int argc, char** argv) {
   spec.add_metadata = [&](Metadata& meta, Backend&) {
     if (!library.empty()) meta.add_library(library, library_version);
     if (opt.nccl_tuning_log) meta.doc()["nccl_tuning_log"] = std::getenv("NCCL_DEBUG_FILE") ? std::getenv("NCCL_DEBUG_FILE") : "";
+    if (!tuning_log_file.empty()) meta.doc()["nccl_tuning_log_rank0"] = tuning_log_file;  // read into the rows
   };
   return bench_main(argc, argv, spec);
 }
