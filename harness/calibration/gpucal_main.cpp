@@ -1,6 +1,6 @@
 // gpucal: calibration front end. Subcommands:
 //   gpucal run --suite smoke|calibration|nightly [--out DIR] [--backend auto|cuda|hip|host]
-//              [--bin-dir DIR] [--mpirun "mpirun -np 4 --oversubscribe"] [--no-plots]
+//              [--bin-dir DIR] [--mpirun "mpirun -np 4 --oversubscribe" | --threads N|all] [--no-plots]
 //   gpucal fit RESULTS_DIR [-o calibration.json]
 //   gpucal export RESULTS_DIR|calibration.json --to calculon|astrasim|nersc|vtrain|all [-o DIR]
 //   gpucal compare BASELINE_DIR CURRENT_DIR [--threshold 0.05] [--markdown F] [--junit F] [--json F]
@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--backend", run.backend, "auto | cuda | hip | host")->capture_default_str();
   run_cmd->add_option("--bin-dir", run.bin_dir, "where the bench_* binaries are (default: beside gpucal)");
   run_cmd->add_option("--mpirun", run.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
+  run_cmd->add_option("--threads", run.threads,
+                      "or: run collectives/p2p as one process with N rank threads (all: one per GPU)")
+      ->excludes(run_cmd->get_option("--mpirun"));
   run_cmd->add_flag("--no-plots", no_plots, "do not call the plot scripts");
 
   std::string fit_dir, fit_out;
@@ -102,7 +105,14 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--junit", junit, "write JUnit XML (one testcase per point)");
   compare_cmd->add_option("--json", compare_json, "write the comparison as JSON (for plots/plot_compare.py)");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gpucal: error: " << e.what() << "\n";  // one line, exit 2 like every bad input
+    return 2;
+  }
   try {
     if (*run_cmd) {
       run.plots = !no_plots;

@@ -94,11 +94,11 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       outcomes.push_back({inv.bench, "", "not built"});
       continue;
     }
-    if (inv.distributed && o.mpirun.empty()) {
+    if (inv.distributed && o.mpirun.empty() && o.threads.empty()) {
       // Communication benches need several ranks; without a launcher they would only
       // report an error, so say what to pass instead.
-      log << "  " << binary << ": skipped: needs a launcher, e.g. --mpirun \"mpirun -np 4\"\n";
-      outcomes.push_back({inv.bench, "", "skipped: needs --mpirun"});
+      log << "  " << binary << ": skipped: needs ranks, e.g. --mpirun \"mpirun -np 4\" or --threads all\n";
+      outcomes.push_back({inv.bench, "", "skipped: needs --mpirun or --threads"});
       continue;
     }
     std::ostringstream cmd;
@@ -107,6 +107,7 @@ int run_suite(const RunOptions& o, std::ostream& log) {
         << shell_quote((fs::path(o.out_dir) / (inv.bench + ".csv")).string()) << " --quiet --max-time-per-point "
         << suite.max_time_per_point_s;
     for (const auto& arg : inv.args) cmd << " " << shell_quote(arg);
+    if (inv.distributed && !o.threads.empty()) cmd << " --threads " << shell_quote(o.threads);
     const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
     log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
     const int status = exit_status(std::system((cmd.str() + " >" + shell_quote(bench_log) + " 2>&1").c_str()));

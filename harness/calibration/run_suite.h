@@ -15,6 +15,7 @@ struct RunOptions {
   std::string backend = "auto";
   std::string bin_dir;      // empty: beside the gpucal binary and the build tree's bench folders
   std::string mpirun;       // launcher prefix for distributed benches, e.g. "mpirun -np 4 --oversubscribe"
+  std::string threads;      // or: --threads for distributed benches (one process, a thread per GPU), e.g. "all"
   std::string gpucal_path;  // argv[0] resolved, to find benches and plots beside it
   bool plots = true;
 };

@@ -71,6 +71,8 @@ TEST(GpucalCli, BadInputGivesAOneLineErrorAndExitTwo) {
   EXPECT_NE(out.find("unterminated quoted field"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_NE(gpucal("export " + dir + " --to nowhere", out, dir), 0);
+  EXPECT_EQ(gpucal("run --no-such-flag", out, dir), 2);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_NE(gpucal("run --suite nosuch --out " + dir + "/o", out, dir), 0);
   EXPECT_NE(out.find("unknown suite 'nosuch'"), std::string::npos) << out;
 }
@@ -100,6 +102,34 @@ TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
   const std::string summary = testing::read_text(dir + "/res/summary.md");
   EXPECT_NE(summary.find("| gemm | ok |"), std::string::npos) << summary;
   EXPECT_NE(summary.find("| p2p | not built |"), std::string::npos) << summary;
+}
+
+TEST(GpucalCli, RunPassesThreadsToTheCommunicationBenchesInsteadOfALauncher) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/canned");
+  std::filesystem::create_directories(dir + "/bin");
+  for (const std::string bench : {"collectives", "p2p"}) {
+    std::ofstream script(dir + "/bin/bench_" + bench);
+    script << "#!/bin/sh\necho \"$@\" > " << dir << "/" << bench << ".args\n"
+           << "while [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then cp " << dir << "/canned/" << bench
+           << ".csv \"$2\"; fi; shift; done\n";
+    script.close();
+    std::filesystem::permissions(dir + "/bin/bench_" + bench, std::filesystem::perms::owner_all);
+  }
+  std::string out;
+  EXPECT_EQ(gpucal("run --suite smoke --backend host --threads 4 --bin-dir " + dir + "/bin --out " + dir + "/res --no-plots",
+                   out, dir),
+            0)
+      << out;
+  for (const std::string bench : {"collectives", "p2p"}) {
+    const std::string args = testing::read_text(dir + "/" + bench + ".args");
+    EXPECT_NE(args.find(" --threads 4"), std::string::npos) << bench << ": " << args;
+  }
+  EXPECT_NE(out.find("bench_gemm: not built, skipped"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mpirun"), std::string::npos) << out;
+  // One or the other: a launcher prefix and --threads together is bad input.
+  EXPECT_EQ(gpucal("run --suite smoke --threads 2 --mpirun mpirun --out " + dir + "/o", out, dir), 2) << out;
+  EXPECT_EQ(out, "gpucal: error: --mpirun excludes --threads\n");
 }
 
 }  // namespace
