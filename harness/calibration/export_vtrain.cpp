@@ -69,8 +69,8 @@ ExportReport export_vtrain(const json& calibration, const std::string& out_dir) 
     const auto elem = dtype_size_bytes(dtype);
     const double lo = std::max(kMiB, curve.front().first), hi = std::min(1024 * kMiB, curve.back().first);
     if (!elem || curve.size() < 2 || hi < lo) {
-      report.unfilled.push_back(label + ": measured allreduce sizes " + std::to_string(curve.front().first) + ".." +
-                                std::to_string(curve.back().first) + " B do not reach into 1 MiB..1 GiB" +
+      report.unfilled.push_back(label + ": measured allreduce sizes " + std::to_string(std::llround(curve.front().first)) +
+                                ".." + std::to_string(std::llround(curve.back().first)) + " B do not reach into 1 MiB..1 GiB" +
                                 (elem ? "" : " or unknown dtype size"));
       continue;
     }
