@@ -299,8 +299,6 @@ nlohmann::json world_json(World& world) {
 struct Launch {
   const BenchSpec& spec;
   std::string prog;
-  int argc;
-  char** argv;
   std::string filter;
   bool listing = false;
   double timeout_s = 0;
@@ -465,7 +463,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
   CLI::App app(spec.description, prog);
   add_common_options(app, config);
-  Launch launch{spec, prog, argc, argv, "", false, spec.default_timeout_s, {}};
+  Launch launch{spec, prog, "", false, spec.default_timeout_s, {}};
   std::string rank_fault_text, threads_text;
   if (spec.make_world_ops) {
     app.add_option("--timeout", launch.timeout_s,
