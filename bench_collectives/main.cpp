@@ -95,9 +95,6 @@ void validate(const CollOptions& o, const std::vector<const CollectiveDesc*>& co
 
 }  // namespace
 
-// Per rank: under --threads every thread is a rank with its own communicators.
-thread_local std::string library, library_version, tuning_log_file;
-
 int main(int argc, char** argv) {
   CollOptions opt;
   BenchSpec spec;
@@ -134,7 +131,7 @@ int main(int argc, char** argv) {
     }
     return false;
   };
-  spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog) {
+  spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
     const auto colls = parse_collectives(opt.collectives);
     const auto dtypes = parse_dtype_list(opt.dtype);
     const auto ops = parse_reduce_op_list(opt.op);
@@ -151,7 +148,8 @@ int main(int argc, char** argv) {
     std::shared_ptr<LogTail> tuning_log;
     if (opt.nccl_tuning_log && !host && world.is_root() && std::getenv("NCCL_DEBUG_FILE"))
       tuning_log = std::make_shared<LogTail>(nccl_debug_file(std::getenv("NCCL_DEBUG_FILE")));
-    if (tuning_log) tuning_log_file = tuning_log->path();
+    if (opt.nccl_tuning_log) meta.doc()["nccl_tuning_log"] = std::getenv("NCCL_DEBUG_FILE") ? std::getenv("NCCL_DEBUG_FILE") : "";
+    if (tuning_log) meta.doc()["nccl_tuning_log_rank0"] = tuning_log->path();  // read into the rows
 
     // Communicators, one per group size, created in the same order on every rank: GPU
     // groups are split from one communicator over the whole world (ncclCommSplit).
@@ -172,10 +170,7 @@ int main(int argc, char** argv) {
         watchdog.add_abort_hook([weak] {
           if (auto c = weak.lock()) c->abort();
         });
-        if (library.empty()) {
-          library = g->comm->library();
-          library_version = g->comm->describe();
-        }
+        meta.add_library(g->comm->library(), g->comm->describe());
       }
       groups.push_back(g);
     }
@@ -193,11 +188,6 @@ int main(int argc, char** argv) {
                   out.push_back(std::make_unique<CollectiveOp>(p, g));
                 }
     return out;
-  };
-  spec.add_metadata = [&](Metadata& meta, Backend&) {
-    if (!library.empty()) meta.add_library(library, library_version);
-    if (opt.nccl_tuning_log) meta.doc()["nccl_tuning_log"] = std::getenv("NCCL_DEBUG_FILE") ? std::getenv("NCCL_DEBUG_FILE") : "";
-    if (!tuning_log_file.empty()) meta.doc()["nccl_tuning_log_rank0"] = tuning_log_file;  // read into the rows
   };
   return bench_main(argc, argv, spec);
 }

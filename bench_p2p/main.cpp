@@ -75,9 +75,6 @@ std::vector<std::unique_ptr<Op>> copy_ops(const P2pOptions& o, const std::vector
 
 }  // namespace
 
-// Per rank: under --threads every thread is a rank with its own context.
-thread_local std::shared_ptr<P2pContext> context;
-
 int main(int argc, char** argv) {
   P2pOptions opt;
   BenchSpec spec;
@@ -99,7 +96,7 @@ int main(int argc, char** argv) {
     // Messaging figures are back-to-back (hot) by convention (nccl-tests, OSU).
     app.get_option("--regime")->run_callback_for_default()->default_val("hot");
   };
-  spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog) {
+  spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
     const auto patterns = patterns_from(opt, world.size());
     const auto sizes = parse_axis(opt.sizes, "sizes");
     for (int64_t s : sizes)
@@ -109,7 +106,8 @@ int main(int argc, char** argv) {
       check_rank_count(p, world.size());
       messaging = messaging || is_messaging(p);
     }
-    context = std::make_shared<P2pContext>();
+    // Per rank (under --threads, per rank thread): the ops share it.
+    auto context = std::make_shared<P2pContext>();
     context->world = &world;
     context->backend = &backend;
     context->device = make_device_ops(backend);
@@ -123,7 +121,11 @@ int main(int argc, char** argv) {
       watchdog.add_abort_hook([weak] {
         if (auto c = weak.lock()) c->abort();
       });
+      meta.add_library(context->comm->library(), context->comm->describe());
     }
+    // The pairs ops fill meta.doc()["p2p_matrix"] on rank 0 as their rows finish; the driver
+    // writes the sidecar again at the end of the run.
+    context->metadata = &meta;
     std::vector<std::unique_ptr<Op>> ops;
     for (const auto& p : patterns) {
       if (p == "copy") {
@@ -136,13 +138,6 @@ int main(int argc, char** argv) {
       }
     }
     return ops;
-  };
-  spec.add_metadata = [&](Metadata& meta, Backend&) {
-    // The pairs ops fill meta.doc()["p2p_matrix"] on rank 0 as their rows finish; the driver
-    // writes the sidecar again at the end of the run.
-    if (!context) return;
-    context->metadata = &meta;
-    if (context->comm) meta.add_library(context->comm->library(), context->comm->describe());
   };
   return bench_main(argc, argv, spec);
 }

@@ -359,17 +359,18 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
                   << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")" << std::endl;
       },
       [&] { world.abort(3); });
+  Metadata meta(config, *backend);
   std::vector<std::unique_ptr<Op>> ops;
   watchdog.arm("setting up communicators and points");
   step([&] {
-    ops = spec.make_world_ops ? spec.make_world_ops(*backend, config, world, watchdog) : spec.make_ops(*backend, config);
+    ops = spec.make_world_ops ? spec.make_world_ops(*backend, config, world, watchdog, meta)
+                              : spec.make_ops(*backend, config);
   });
   watchdog.disarm();
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
   std::unique_ptr<CsvSink> csv;
   std::unique_ptr<SamplesSink> samples;
-  Metadata meta(config, *backend);
   const std::string json_path = config.out.empty() ? "" : sidecar_path(config.out, ".json");
   step([&] {
     if (spec.add_metadata) spec.add_metadata(meta, *backend);

@@ -35,10 +35,13 @@ struct BenchSpec {
   // Optional: library versions and other facts for the sidecar.
   std::function<void(Metadata&, Backend&)> add_metadata;
   // Benches that run across ranks (collectives, p2p) set this instead of make_ops: it gets
-  // the World (communicators bootstrap over it) and the watchdog (communicators register
-  // their abort with it). Validate the axes before the first collective call, so a bad
-  // input is rejected by every rank alike.
-  std::function<std::vector<std::unique_ptr<Op>>(Backend&, const RunConfig&, World&, Watchdog&)> make_world_ops;
+  // the World (communicators bootstrap over it), the watchdog (communicators register
+  // their abort with it) and this rank's sidecar (library facts; ops may add to it while
+  // they run). Everything per rank lives in what it returns or writes there: under
+  // --threads it runs once per rank thread, concurrently. Validate the axes before the
+  // first collective call, so a bad input is rejected by every rank alike.
+  std::function<std::vector<std::unique_ptr<Op>>(Backend&, const RunConfig&, World&, Watchdog&, Metadata&)>
+      make_world_ops;
   // Default of --timeout (seconds without progress before the watchdog aborts; 0: off).
   double default_timeout_s = 0;
 };
