@@ -177,7 +177,7 @@ void CollectiveOp::tuning_cells(Row& row) const {
   const auto records = parse_nccl_tuning_lines(p_.tuning_log->read_new());
   const std::string func = nccl_func_name(p_.desc->name);
   if (func.empty()) {
-    row.set("nccl_choices", "none: grouped ncclSend/ncclRecv, NCCL logs no algorithm for them");
+    row.set("nccl_choices", "none: all-to-all runs as point-to-point tasks (ncclAlltoAll and grouped ncclSend/ncclRecv alike), which log no algorithm");
     return;
   }
   const Counts c = counts();

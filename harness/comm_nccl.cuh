@@ -5,6 +5,8 @@
 // against NCCL 2.28 (CUDA 13); never run here (no GPU in the build machine).
 #pragma once
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -94,12 +96,20 @@ class CclCommunicator : public Communicator {
   }
   // Wraps a communicator made by ncclCommSplit.
   CclCommunicator(std::shared_ptr<World> group, Backend& backend, ncclComm_t comm)
-      : group_(std::move(group)), backend_(backend), stream_(static_cast<gpuStream_t>(backend.stream())), comm_(comm) {}
+      : group_(std::move(group)),
+        backend_(backend),
+        stream_(static_cast<gpuStream_t>(backend.stream())),
+        comm_(comm),
+        native_alltoall_(find_native_alltoall()) {}
   ~CclCommunicator() override {
     if (comm_ && !aborted_.load()) (void)ncclCommDestroy(comm_);
   }
   std::string library() const override { return GPUCAL_CCL_NAME; }
   std::string version() const override { return ccl_version_string(); }
+  std::string describe() const override {
+    return library() + " " + version() +
+           (native_alltoall_ ? " (alltoall: ncclAlltoAll)" : " (alltoall: grouped ncclSend/ncclRecv)");
+  }
   int rank() const override { return group_->rank(); }
   int size() const override { return group_->size(); }
   std::string unsupported(DType t, bool) const override {
@@ -125,9 +135,14 @@ class CclCommunicator : public Communicator {
   void reduce(const void* s, void* r, size_t n, DType t, ReduceOp op, int root) override {
     NCCL_CHECK(ncclReduce(s, r, n, ccl_type(t), ccl_op(op), root, comm_, stream_));
   }
-  // As nccl-tests does it: grouped send/recv to every peer (every NCCL and RCCL version).
+  // As nccl-tests does it: NCCL's own ncclAlltoAll where the loaded library has it
+  // (>= 2.28), else grouped send/recv to every peer (every NCCL and RCCL version).
   void alltoall(const void* s, void* r, size_t n, DType t) override {
     if (s == r) throw SkipPoint(std::string(GPUCAL_CCL_NAME) + " has no in-place all-to-all");
+    if (native_alltoall_) {
+      NCCL_CHECK(native_alltoall_(s, r, n, ccl_type(t), comm_, stream_));
+      return;
+    }
     const size_t block = n * dtype_bytes(t);
     NCCL_CHECK(ncclGroupStart());
     for (int p = 0; p < size(); ++p) {
@@ -176,6 +191,19 @@ class CclCommunicator : public Communicator {
     return sub ? std::make_shared<CclCommunicator>(std::move(sub), backend_) : nullptr;
 #endif
   }
+  // ncclAlltoAll of the library loaded at run time, when it is >= 2.28 (looked up by name,
+  // so binaries built against 2.28 headers still load with an older libnccl; RCCL: not
+  // looked for, its all-to-all API differs by release).
+  using AlltoallFn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, gpuStream_t);
+  static AlltoallFn find_native_alltoall() {
+#if defined(GPUCAL_GPU_HIP)
+    return nullptr;
+#else
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess || v < 22800) return nullptr;
+    return reinterpret_cast<AlltoallFn>(dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
+#endif
+  }
   static std::string ccl_version_string() {
     int v = 0;
     if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
@@ -190,6 +218,7 @@ class CclCommunicator : public Communicator {
   Backend& backend_;
   gpuStream_t stream_;
   ncclComm_t comm_ = nullptr;
+  AlltoallFn native_alltoall_ = nullptr;
   std::atomic<bool> aborted_{false};
 };
 
