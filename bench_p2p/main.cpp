@@ -1,5 +1,5 @@
 // bench_p2p: point-to-point and copy bandwidth and latency, and the all-pairs link map.
-// Axes: --pattern sendrecv,bidir,ring,pairs,copy  --sizes 1:1G:x4 (bytes per message/copy)
+// Axes: --pattern sendrecv,bidir,ring,pairs,pingpong,copy  --sizes 1:1G:x4 (bytes per message/copy)
 //       copy only: --copy-direction h2d,d2h,d2d,peer (h2h on the host backend)
 //                  --engine ce,sm  --memory pinned,pageable (the host side of h2d/d2h)
 // Messaging runs over MPI on the host backend and NCCL/RCCL on GPUs, under mpirun/srun.
@@ -24,9 +24,9 @@ struct P2pOptions {
 const std::vector<std::string> kColumns = {
     "pattern", "direction", "engine", "src_rank", "dst_rank", "src_device", "dst_device", "src_node", "dst_node",
     "link_class", "memory", "size_bytes", "bytes_counted", "bytes_counted_rule", "concurrent", "bandwidth_gbps",
-    "peak_gbps", "wrong"};
+    "peak_gbps", "wrong", "latency_us"};
 
-const std::vector<std::string> kMessaging = {"sendrecv", "bidir", "ring", "pairs"};
+const std::vector<std::string> kMessaging = {"sendrecv", "bidir", "ring", "pairs", "pingpong"};
 
 bool is_messaging(const std::string& p) { return p != "copy"; }
 
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
   spec.default_timeout_s = 300;
   spec.add_options = [&](CLI::App& app) {
     app.add_option("--pattern", opt.pattern,
-                   "sendrecv, bidir, ring, pairs, copy (list); auto: the four messaging patterns under several "
-                   "ranks, copy in one process")
+                   "sendrecv, bidir, ring, pairs, pingpong, copy (list); auto: the five messaging patterns under "
+                   "several ranks, copy in one process")
         ->capture_default_str();
     app.add_option("--sizes", opt.sizes, "bytes per message or copy (range syntax: 1:1G:x4)")->capture_default_str();
     app.add_option("--copy-direction", opt.copy_direction,
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     context->ranks = gather_rank_info(world, backend);
     if (messaging) {
       // The collectives layer's communicator over all ranks: MPI on host memory, NCCL/RCCL
-      // on GPUs (ncclSend/ncclRecv in a group).
+      // on GPUs (ncclSend/ncclRecv, in a group but for pingpong's ordered steps).
       std::shared_ptr<World> group = world.split_first(world.size());
       context->comm = backend.is_host() ? make_host_communicator(group) : make_nccl_communicator(group, backend);
       std::weak_ptr<Communicator> weak = context->comm;

@@ -1,7 +1,10 @@
-// The messaging patterns between ranks (sendrecv, bidir, ring, pairs): each rank posts the
-// sends and receives the pattern gives it (none for ranks idle in a pair) inside one
-// communicator group: completed together (MPI) or enqueued as one group (NCCL/RCCL). Ranks idle in a pair
-// still run every point's agreement and max-combination, so nothing deadlocks.
+// The messaging patterns between ranks (sendrecv, bidir, ring, pairs, pingpong): each rank
+// posts the sends and receives the pattern gives it (none for ranks idle in a pair) inside
+// one communicator group: completed together (MPI) or enqueued as one group (NCCL/RCCL).
+// pingpong is the exception: its two steps are ordered, so each send and receive is its own
+// call (blocking MPI_Send/MPI_Recv; NCCL orders them on the stream) and rank 1 sends back its
+// receive buffer. Ranks idle in a pair still run every point's agreement and
+// max-combination, so nothing deadlocks.
 #include <functional>
 
 #include "bench_p2p/byte_pattern.h"
@@ -15,7 +18,8 @@ namespace {
 class MessageOp : public P2pOp {
  public:
   MessageOp(Endpoints e, std::string key, std::string regime, std::shared_ptr<P2pContext> ctx, std::vector<Transfer> transfers)
-      : P2pOp(std::move(e), std::move(key), std::move(regime), std::move(ctx)), transfers_(std::move(transfers)) {}
+      : P2pOp(std::move(e), std::move(key), std::move(regime), std::move(ctx)), transfers_(std::move(transfers)),
+        round_trip_(e_.pattern == "pingpong") {}
 
   void setup(Backend& backend, const RunConfig& config) override {
     backend_ = &backend;
@@ -24,18 +28,22 @@ class MessageOp : public P2pOp {
     const int me = ctx_->rank();
     const size_t n = static_cast<size_t>(e_.size);
     const MemKind kind = backend.is_host() ? MemKind::host_pageable : MemKind::device;
+    // A round trip's data starts at the first sender; everyone else sends back what it got.
+    const int origin = transfers_.front().src;
+    const bool echoes = round_trip_ && me != origin;
     for (const Transfer& t : transfers_) {
-      if (t.src == me && !send_.get()) {
+      if (t.src == me && !send_.get() && !echoes) {
         send_ = backend.allocate(n, kind);
         ctx_->device->fill_pattern(send_.get(), n, kind, pattern_seed(run_seed_, me, 0), false);
       }
       if (t.dst == me && !recv_.get()) {
         recv_ = backend.allocate(n, kind);
-        recv_from_ = t.src;
+        expected_from_ = round_trip_ ? origin : t.src;
       }
     }
+    // In transfer order, which for a round trip is each rank's order of calls.
     for (const Transfer& t : transfers_) {
-      if (t.src == me) messages_.push_back({true, t.dst, send_.get()});
+      if (t.src == me) messages_.push_back({true, t.dst, echoes ? recv_.get() : send_.get()});
       if (t.dst == me) messages_.push_back({false, t.src, recv_.get()});
     }
     backend.synchronize();
@@ -47,7 +55,7 @@ class MessageOp : public P2pOp {
     std::string error;
     try {
       const size_t n = static_cast<size_t>(e_.size);
-      const uint64_t expected = pattern_seed(run_seed_, recv_from_, 0);
+      const uint64_t expected = pattern_seed(run_seed_, expected_from_, 0);
       if (recv_.get()) ctx_->device->fill_pattern(recv_.get(), n, recv_.kind(), expected, true);
       backend_->synchronize();
       launch();
@@ -71,14 +79,14 @@ class MessageOp : public P2pOp {
     if (messages_.empty()) return;  // idle in this pair
     Communicator& comm = *ctx_->comm;
     const size_t n = static_cast<size_t>(e_.size);
-    comm.group_start();
+    if (!round_trip_) comm.group_start();
     for (const Message& m : messages_) {
       if (m.send)
         comm.send(m.buffer, n, DType::uint8, m.peer);  // raw bytes
       else
         comm.recv(m.buffer, n, DType::uint8, m.peer);
     }
-    comm.group_end();
+    if (!round_trip_) comm.group_end();
   }
 
   void teardown() override {
@@ -89,10 +97,11 @@ class MessageOp : public P2pOp {
 
  private:
   std::vector<Transfer> transfers_;
+  bool round_trip_;  // pingpong: ordered calls, no group
   Backend* backend_ = nullptr;
   const RunConfig* config_ = nullptr;
   uint64_t run_seed_ = 0;
-  int recv_from_ = -1;
+  int expected_from_ = -1;  // the rank whose pattern the receive buffer must hold
   Buffer send_, recv_;
   struct Message {
     bool send;
@@ -107,18 +116,19 @@ class MessageOp : public P2pOp {
 std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst, int64_t size,
                                     const std::string& regime, std::shared_ptr<P2pContext> ctx) {
   const int n = ctx->world->size();
-  std::vector<Transfer> transfers = pattern == "sendrecv" ? sendrecv_transfers(n, false)
-                                    : pattern == "bidir"  ? sendrecv_transfers(n, true)
-                                    : pattern == "ring"   ? ring_transfers(n)
-                                                          : std::vector<Transfer>{{src, dst}};
+  std::vector<Transfer> transfers = pattern == "sendrecv"   ? sendrecv_transfers(n, false)
+                                    : pattern == "bidir"    ? sendrecv_transfers(n, true)
+                                    : pattern == "ring"     ? ring_transfers(n)
+                                    : pattern == "pingpong" ? pingpong_transfers()
+                                                            : std::vector<Transfer>{{src, dst}};
   Endpoints e;
   e.pattern = pattern;
-  e.direction = pattern == "bidir" ? "bi" : "uni";
+  e.direction = pattern == "bidir" ? "bi" : pattern == "pingpong" ? "pingpong" : "uni";
   e.engine = ctx->comm->library();
   e.memory = ctx->backend->is_host() ? "pageable" : "device";
   e.size = size;
   e.all_ranks = pattern == "ring";
-  e.concurrent = pattern == "pairs" ? 1 : pattern == "ring" ? n : n / 2;
+  e.concurrent = pattern == "pairs" || pattern == "pingpong" ? 1 : pattern == "ring" ? n : n / 2;
   const Transfer first = transfers.front();
   e.src_rank = first.src;
   e.dst_rank = first.dst;
@@ -130,7 +140,7 @@ std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst
   e.dst_device = d.device;
   std::vector<std::string> classes;
   for (const Transfer& t : transfers)
-    if (t.src < t.dst || pattern != "bidir") classes.push_back(ctx->link_class(t.src, t.dst));
+    if (t.src < t.dst || e.direction == "uni") classes.push_back(ctx->link_class(t.src, t.dst));  // each link once
   e.link_class = combine_link_classes(classes);
   std::string key = pattern == "pairs" ? "r" + std::to_string(src) + "-r" + std::to_string(dst) : "";
   return std::make_unique<MessageOp>(std::move(e), std::move(key), regime, std::move(ctx), std::move(transfers));

@@ -7,12 +7,13 @@
 namespace gpucal::p2p {
 
 int64_t bytes_counted(const std::string& direction, int64_t size) {
-  return bytes_counted_rule(direction) == "read+write" || direction == "bi" ? 2 * size : size;
+  return bytes_counted_rule(direction) == "size" ? size : 2 * size;
 }
 
 std::string bytes_counted_rule(const std::string& direction) {
   if (direction == "d2d" || direction == "h2h") return "read+write";
   if (direction == "bi") return "both-directions";
+  if (direction == "pingpong") return "round-trip";
   return "size";
 }
 
@@ -34,6 +35,8 @@ std::vector<Transfer> ring_transfers(int n) {
   for (int r = 0; r < n; ++r) out.push_back({r, (r + 1) % n});
   return out;
 }
+
+std::vector<Transfer> pingpong_transfers() { return {{0, 1}, {1, 0}}; }
 
 std::vector<Transfer> ordered_pairs(int n) {
   std::vector<Transfer> out;

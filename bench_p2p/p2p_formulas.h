@@ -14,6 +14,8 @@ namespace gpucal::p2p {
 //  - d2d/h2h copies within one memory read and write every byte: 2*size (STREAM copy,
 //    nvbandwidth's device-local copy), which is the figure to compare with the HBM peak;
 //  - bidirectional messaging moves size in each direction at once: 2*size (osu_bibw);
+//  - a ping-pong round trip moves size there and size back: 2*size, so the bandwidth is
+//    size over the half round trip (osu_latency's latency);
 //  - everything else (h2d, d2h, peer, uni, ring, pairs) moves size once: size.
 int64_t bytes_counted(const std::string& direction, int64_t size);
 // One word naming that convention for the CSV's bytes_counted_rule column.
@@ -31,6 +33,9 @@ std::vector<Transfer> sendrecv_transfers(int n, bool bidirectional);
 // ring: every rank sends to (r+1)%n and receives from (r-1+n)%n at once (nccl-tests
 // sendrecv). n >= 2.
 std::vector<Transfer> ring_transfers(int n);
+// pingpong: rank 0 sends to rank 1, then rank 1 sends back what it received, in that
+// order (one round trip, osu_latency); other ranks idle.
+std::vector<Transfer> pingpong_transfers();
 // pairs: every ordered pair (i, j), i != j, row-major; measured one at a time.
 std::vector<Transfer> ordered_pairs(int n);
 // Throws UsageError with a one-line reason when `pattern` cannot run on n ranks.

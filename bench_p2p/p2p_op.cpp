@@ -73,6 +73,8 @@ void P2pOp::describe(Row& row) const {
 bool P2pOp::annotate(Row& row, const Measurement& m) const {
   const double gbps = bandwidth_gbps(bytes_counted(e_.direction, e_.size), m.seconds.median);
   row.set("bandwidth_gbps", gbps).set("wrong", wrong_);
+  // osu_latency's latency: half the round trip (so bandwidth_gbps = size / latency).
+  if (e_.pattern == "pingpong") row.set("latency_us", m.seconds.median * 1e6 / 2);
   if (e_.pattern == "pairs") ctx_->record_pair({e_.src_rank, e_.dst_rank, e_.size, gbps, m.seconds.median * 1e6, e_.link_class});
   // Plausibility: a copy within device memory beyond the cache cannot beat the memory's
   // peak (read + write counted, as the peak counts every byte moved).

@@ -77,7 +77,7 @@ class P2pOp : public Op {
 std::unique_ptr<Op> make_copy_op(const std::string& direction, const std::string& engine, const std::string& memory,
                                  int peer_device, int64_t size, const std::string& regime,
                                  std::shared_ptr<P2pContext> ctx);
-// sendrecv | bidir | ring | pairs (src -> dst for pairs; ignored otherwise).
+// sendrecv | bidir | ring | pairs | pingpong (src -> dst for pairs; ignored otherwise).
 std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst, int64_t size,
                                     const std::string& regime, std::shared_ptr<P2pContext> ctx);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs a bench command and checks what it wrote: exit code, the calibration CSV (fixed
 columns, statuses, positive times, verification), the JSON sidecar and the samples file.
-Exit 77 (CTest skip) when the command asked for a GPU backend and the machine has none.
+Exit 77 (CTest skip) when the command asked for a GPU backend and the machine has none, or
+fewer than its --threads N rank threads need.
 
 usage: run_and_check.py [checks] -- COMMAND...
 """
@@ -9,6 +10,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -18,6 +20,13 @@ SKIP = 77
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
+
+
+def too_few_devices(stderr):
+    """The bench refused the GPU backend for want of devices: none at all, not compiled in,
+    or fewer than `--threads N` rank threads need (one device each)."""
+    return ("0 usable device" in stderr or "not compiled into this build" in stderr
+            or re.search(r"--threads \d+ but backend '\w+' has \d+ usable device\(s\)", stderr) is not None)
 
 
 def main():
@@ -44,7 +53,7 @@ def main():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
     sys.stdout.write(proc.stdout[-4000:])
     sys.stderr.write(proc.stderr[-4000:])
-    if a.gpu and ("0 usable device" in proc.stderr or "not compiled into this build" in proc.stderr):
+    if a.gpu and too_few_devices(proc.stderr):
         print(f"SKIP: no {a.gpu} device here")
         sys.exit(SKIP)
     if proc.returncode != a.expect_rc:

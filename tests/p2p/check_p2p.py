@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Runs tests/e2e/run_and_check.py (all its checks apply) and then checks what is particular
 to bench_p2p: bandwidth_gbps = bytes_counted / time_us_median / 1e3 on ok rows, bytes_counted
-from the rule (2 x size for d2d/h2h/bi), wrong = 0, and the pair matrix in the sidecar.
+from the rule (2 x size for d2d/h2h/bi/pingpong), wrong = 0, latency_us = time_us_median / 2
+on ok pingpong rows and empty on every other row, and the pair matrix in the sidecar.
 
 usage: check_p2p.py [--matrix N] [--link-class SRC,DST=CLASS ...] [--detail-contains TEXT]
-                    [--aborted-csv FILE] [run_and_check options] -- COMMAND...
+                    [--expect-patterns P,...] [--aborted-csv FILE] [run_and_check options] -- COMMAND...
 --aborted-csv: a run that was aborted (watchdog) leaves a sidecar without its end; only
 the rows are checked (every one ok, --expect-rows of them).
 """
@@ -29,6 +30,7 @@ def main():
     ap.add_argument("--matrix", type=int, help="the sidecar's p2p_matrix is N x N with a null diagonal")
     ap.add_argument("--link-class", action="append", default=[], help="SRC,DST=CLASS in the matrix")
     ap.add_argument("--detail-contains", help="every row's status_detail contains this")
+    ap.add_argument("--expect-patterns", help="comma-separated: the patterns the rows have, exactly")
     ap.add_argument("--aborted-csv")
     ap.add_argument("--expect-rows", type=int)
     ap.add_argument("--csv")
@@ -57,13 +59,22 @@ def main():
     for r in rows:
         if a.detail_contains and a.detail_contains not in r["status_detail"]:
             fail(f"{r['point']}: status_detail {r['status_detail']!r} lacks {a.detail_contains!r}")
+    if a.expect_patterns and {r["pattern"] for r in rows} != set(a.expect_patterns.split(",")):
+        fail(f"patterns {sorted({r['pattern'] for r in rows})}, expected {a.expect_patterns}")
     for r in rows:
         size = int(r["size_bytes"])
-        factor = 2 if r["direction"] in ("d2d", "h2h", "bi") else 1
+        factor = 2 if r["direction"] in ("d2d", "h2h", "bi", "pingpong") else 1
         if int(r["bytes_counted"]) != factor * size:
             fail(f"{r['point']}: bytes_counted {r['bytes_counted']} for {r['direction']} of {size} bytes")
+        has_latency = r["status"] == "ok" and r["pattern"] == "pingpong"
+        if not has_latency and r["latency_us"] != "":
+            fail(f"{r['point']}: latency_us {r['latency_us']!r} on a {r['status']} {r['pattern']} row")
         if r["status"] != "ok":
             continue
+        if has_latency:
+            half = float(r["time_us_median"]) / 2  # osu_latency: half the round trip
+            if not float(r["latency_us"]) > 0 or abs(float(r["latency_us"]) - half) > 1e-5 * half:
+                fail(f"{r['point']}: latency_us {r['latency_us']} != time_us_median / 2 = {half}")
         if r["wrong"] != "0":
             fail(f"{r['point']}: wrong={r['wrong']} on an ok row")
         expect = int(r["bytes_counted"]) / float(r["time_us_median"]) / 1e3

@@ -15,10 +15,12 @@ using namespace gpucal::p2p;
 TEST(P2pFormulas, BytesCounted) {
   EXPECT_EQ(bytes_counted("d2d", 1000), 2000);  // read + write
   EXPECT_EQ(bytes_counted("h2h", 1000), 2000);
-  EXPECT_EQ(bytes_counted("bi", 1000), 2000);  // both directions at once
+  EXPECT_EQ(bytes_counted("bi", 1000), 2000);        // both directions at once
+  EXPECT_EQ(bytes_counted("pingpong", 1000), 2000);  // there and back: size / half round trip
   for (const char* d : {"h2d", "d2h", "peer", "uni"}) EXPECT_EQ(bytes_counted(d, 1000), 1000) << d;
   EXPECT_EQ(bytes_counted_rule("d2d"), "read+write");
   EXPECT_EQ(bytes_counted_rule("bi"), "both-directions");
+  EXPECT_EQ(bytes_counted_rule("pingpong"), "round-trip");
   EXPECT_EQ(bytes_counted_rule("h2d"), "size");
 }
 
@@ -36,6 +38,12 @@ TEST(P2pFormulas, Schedules) {
   EXPECT_EQ(sr[1].src, 1);
   EXPECT_EQ(sr[1].dst, 3);
   EXPECT_EQ(sendrecv_transfers(4, true).size(), 4u);
+  auto pp = pingpong_transfers();  // in order: there, then back
+  ASSERT_EQ(pp.size(), 2u);
+  EXPECT_EQ(pp[0].src, 0);
+  EXPECT_EQ(pp[0].dst, 1);
+  EXPECT_EQ(pp[1].src, 1);
+  EXPECT_EQ(pp[1].dst, 0);
   auto ring = ring_transfers(3);
   ASSERT_EQ(ring.size(), 3u);
   EXPECT_EQ(ring[2].src, 2);
@@ -52,6 +60,8 @@ TEST(P2pFormulas, RankCountChecks) {
   EXPECT_THROW(check_rank_count("sendrecv", 3), UsageError);
   EXPECT_THROW(check_rank_count("bidir", 5), UsageError);
   EXPECT_THROW(check_rank_count("pairs", 1), UsageError);
+  EXPECT_NO_THROW(check_rank_count("pingpong", 3));  // ranks past 1 idle
+  EXPECT_THROW(check_rank_count("pingpong", 1), UsageError);
 }
 
 TEST(P2pFormulas, LinkClasses) {
