@@ -4,9 +4,10 @@
 //     npus_count  dim 0: ranks_per_node of the intra-node tier; dim 1: nnodes of the inter-node tier
 //     bandwidth   GB/s per link per direction = the tier's α–β beta_gbps (bus bandwidth,
 //                 which for ring-style collectives equals the per-link one-way bandwidth)
-//     latency     ns per hop: one-way p2p latency (α of the p2p sendrecv fit) / 2, since a
-//                 Switch path is 2 hops; without p2p rows, the collective α / (2(n-1)) (the
-//                 ring allreduce's 2(n-1) latency steps)
+//     latency     ns per hop: one-way p2p latency / 2, since a Switch path is 2 hops; the
+//                 one-way latency is the pingpong fit's α / 2 (half a round trip), else the
+//                 α of the p2p sendrecv fit; without p2p rows, the collective α / (2(n-1))
+//                 (the ring allreduce's 2(n-1) latency steps)
 //   system.json
 //     local-mem-bw  GB/s: best p2p 'copy' D2D bandwidth
 //     peak-perf     TFLOP/s: best ACHIEVED GEMM throughput (bf16, else fp16, else any dtype)
@@ -37,9 +38,11 @@ ExportReport export_astrasim(const json& calibration, const std::string& out_dir
     }
     const int64_t count = spans_nodes ? tier->group["nnodes"].get<int64_t>() : tier->group["ranks_per_node"].get<int64_t>();
     double latency_ns = 0;
-    if (const auto p2p = p2p_latency_us(calibration, spans_nodes)) {
-      latency_ns = *p2p * 1e3 / 2;
-      report.notes.push_back(std::string(name) + " latency: p2p one-way alpha / 2 hops");
+    if (const auto p2p = p2p_latency(calibration, spans_nodes)) {
+      latency_ns = p2p->us * 1e3 / 2;
+      report.notes.push_back(std::string(name) + " latency: p2p one-way " +
+                             (p2p->pattern == "pingpong" ? "latency (pingpong alpha / 2)" : p2p->pattern + " alpha") +
+                             " / 2 hops");
     } else {
       const int64_t n = tier->group["nranks"].get<int64_t>();
       latency_ns = tier->alpha_us * 1e3 / static_cast<double>(2 * (n - 1));

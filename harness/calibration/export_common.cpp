@@ -67,15 +67,22 @@ std::optional<NetworkTier> select_network_tier(const json& calibration, int span
   return tier;
 }
 
-std::optional<double> p2p_latency_us(const json& calibration, int spans_nodes) {
+std::optional<P2pLatency> p2p_latency(const json& calibration, int spans_nodes) {
+  auto preference = [](const json& g) {
+    const std::string pattern = g.value("pattern", "");
+    return pattern == "pingpong" ? 2 : pattern == "sendrecv" ? 1 : 0;
+  };
   const json* best = nullptr;
   for (const json& g : calibration.at("communication").at("p2p")) {
     if (g.value("spans_nodes", -1) != spans_nodes) continue;
     if (!g.contains("alpha_beta") || g["alpha_beta"].contains("error")) continue;
-    if (!best || (g.value("pattern", "") == "sendrecv" && (*best).value("pattern", "") != "sendrecv")) best = &g;
+    if (!best || preference(g) > preference(*best)) best = &g;
   }
   if (!best) return std::nullopt;
-  return (*best)["alpha_beta"]["alpha_us"].get<double>();
+  P2pLatency out;
+  out.pattern = (*best).value("pattern", "");
+  out.us = (*best)["alpha_beta"]["alpha_us"].get<double>() / (out.pattern == "pingpong" ? 2 : 1);
+  return out;
 }
 
 std::optional<std::string> preferred_matrix_dtype(const json& calibration) {

@@ -44,8 +44,14 @@ struct NetworkTier {
 // spans_nodes: 0 intra-node, 1 inter-node. nullopt when no group with a usable α–β fit.
 std::optional<NetworkTier> select_network_tier(const nlohmann::json& calibration, int spans_nodes);
 
-// One-way point-to-point latency (α of the p2p α–β fit, pattern sendrecv preferred), µs.
-std::optional<double> p2p_latency_us(const nlohmann::json& calibration, int spans_nodes);
+// One-way point-to-point latency, µs: α / 2 of the pingpong α–β fit (its times are round
+// trips; half is osu_latency's latency), else α of another pattern's fit (sendrecv
+// preferred: the per-message time of a stream of messages). `pattern` names the group used.
+struct P2pLatency {
+  double us = 0;
+  std::string pattern;
+};
+std::optional<P2pLatency> p2p_latency(const nlohmann::json& calibration, int spans_nodes);
 
 // GEMM dtype used for "the" matrix throughput: bf16, then fp16, then whatever has rows.
 std::optional<std::string> preferred_matrix_dtype(const nlohmann::json& calibration);

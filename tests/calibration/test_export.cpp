@@ -101,6 +101,31 @@ TEST(ExportAstraSim, NetworkYamlPerDimensionAndSystemJson) {
   EXPECT_EQ(sys["all-reduce-implementation"].size(), 2u);
 }
 
+// The one-way latency the exporters use: a pingpong group's α is a round trip's, so half of
+// it (osu_latency), preferred over sendrecv's per-message α; tiers do not mix.
+TEST(ExportCommon, P2pLatencyPrefersHalfThePingpongRoundTrip) {
+  auto group = [](const std::string& pattern, int spans_nodes, double alpha_us) {
+    return json{{"pattern", pattern},
+                {"spans_nodes", spans_nodes},
+                {"alpha_beta", {{"alpha_us", alpha_us}, {"beta_gbps", 10.0}}}};
+  };
+  json calibration{{"communication", {{"p2p", json::array({group("bidir", 0, 9.0), group("sendrecv", 0, 3.0)})}}}};
+  auto latency = p2p_latency(calibration, 0);
+  ASSERT_TRUE(latency);
+  EXPECT_EQ(latency->pattern, "sendrecv");
+  EXPECT_DOUBLE_EQ(latency->us, 3.0);
+  json& groups = calibration["communication"]["p2p"];
+  groups.push_back(group("pingpong", 1, 50.0));  // the other tier
+  groups.push_back({{"pattern", "pingpong"}, {"spans_nodes", 0}, {"alpha_beta", {{"error", "needs 3 distinct sizes"}}}});
+  EXPECT_EQ(p2p_latency(calibration, 0)->pattern, "sendrecv");
+  groups.push_back(group("pingpong", 0, 10.0));
+  latency = p2p_latency(calibration, 0);
+  EXPECT_EQ(latency->pattern, "pingpong");
+  EXPECT_DOUBLE_EQ(latency->us, 5.0);
+  EXPECT_DOUBLE_EQ(p2p_latency(calibration, 1)->us, 25.0);
+  EXPECT_FALSE(p2p_latency(json{{"communication", {{"p2p", json::array()}}}}, 0));
+}
+
 TEST(ExportNersc, SystemJsonFieldsAndSigmoidForm) {
   const Exported e = export_synthetic("nersc");
   const json s = load_json(e.out + "/nersc/system.json");
