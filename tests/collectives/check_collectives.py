@@ -12,6 +12,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from run_and_check import SKIP, too_few_devices  # noqa: E402  (one rule for every GPU test's skip)
+
 FACTOR = {  # REFERENCE.md, nccl-tests conventions
     "allreduce": lambda n: 2 * (n - 1) / n,
     "allgather": lambda n: (n - 1) / n,
@@ -57,9 +60,9 @@ def main():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     sys.stdout.write(proc.stdout[-3000:])
     sys.stderr.write(proc.stderr[-3000:])
-    if a.gpu and ("0 usable device" in proc.stderr or "not compiled into this build" in proc.stderr):
+    if a.gpu and too_few_devices(proc.stderr):
         print(f"SKIP: no {a.gpu} device here")
-        sys.exit(77)
+        sys.exit(SKIP)
     if a.expect_rc == "nonzero":
         if proc.returncode == 0:
             fail("exit code 0, expected non-zero")
