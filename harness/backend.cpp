@@ -81,12 +81,15 @@ int gpu_device_count(const std::string& backend) {
   return 0;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, int device_index) {
-  if (name == "auto") {
-    for (const char* gpu : {"cuda", "hip"})
-      if (gpu_device_count(gpu) > device_index) return make_backend(gpu, device_index);
-    return make_host_backend();
-  }
+std::string resolve_backend_name(const std::string& name, int device_index) {
+  if (name != "auto") return name;
+  for (const char* gpu : {"cuda", "hip"})
+    if (gpu_device_count(gpu) > device_index) return gpu;
+  return "host";
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& requested, int device_index) {
+  const std::string name = resolve_backend_name(requested, device_index);
   if (name == "host") return make_host_backend();
   if (name != "cuda" && name != "hip") throw UsageError("unknown backend '" + name + "' (expected auto, cuda, hip or host)");
   bool compiled = false;

@@ -109,5 +109,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, int device_index 
 std::vector<std::string> compiled_backends();
 // Number of usable devices of a GPU backend (0 when none or when the driver is missing).
 int gpu_device_count(const std::string& backend);
+// What `auto` means for a run on device `device_index`: the first of cuda, hip with such a
+// device, else host. Other names are returned as given.
+std::string resolve_backend_name(const std::string& name, int device_index = 0);
 
 }  // namespace gpucal

@@ -238,13 +238,10 @@ RankFault parse_rank_fault(const std::string& text) {
   return f;
 }
 
-// The GPU runtime a GPU-capable --backend resolves to ("" for the host).
-std::string gpu_runtime_of(const std::string& backend) {
-  if (backend == "host") return "";
-  if (backend != "auto") return backend;
-  if (gpu_device_count("cuda") > 0) return "cuda";
-  if (gpu_device_count("hip") > 0) return "hip";
-  return "";  // auto falls back to host
+// The GPU runtime --backend resolves to ("" for the host; auto: a runtime with any device).
+std::string gpu_runtime_of(const RunConfig& config) {
+  const std::string name = resolve_backend_name(config.backend);
+  return name == "host" ? "" : name;
 }
 
 // Under MPI or --threads with a GPU backend, each rank drives the GPU of its local rank
@@ -252,7 +249,7 @@ std::string gpu_runtime_of(const std::string& backend) {
 void assign_device(World& world, RunConfig& config) {
   const bool threads = world.kind() == "threads";
   if ((world.size() == 1 && !threads) || config.backend == "host") return;
-  const std::string gpu = gpu_runtime_of(config.backend);
+  const std::string gpu = gpu_runtime_of(config);
   if (gpu.empty()) return;
   const int count = gpu_device_count(gpu);
   const int device = config.device + world.local_rank();
@@ -275,7 +272,7 @@ int resolve_threads(const std::string& text, const RunConfig& config, World& wor
     throw UsageError("--threads runs every rank as a thread of one process; under mpirun/srun start one rank per "
                      "GPU instead (not both)");
   if (text == "all") {
-    const std::string gpu = gpu_runtime_of(config.backend);
+    const std::string gpu = gpu_runtime_of(config);
     if (gpu.empty()) throw UsageError("--threads all counts GPUs, and this run has none (host backend): give a count");
     const int n = gpu_device_count(gpu) - config.device;
     if (n < 1)
