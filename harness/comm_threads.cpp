@@ -20,14 +20,16 @@ namespace gpucal {
 
 namespace {
 
+template <typename T>
+T combine(ReduceOp op, T acc, T v) {
+  return op == ReduceOp::max ? (v > acc ? v : acc) : op == ReduceOp::min ? (v < acc ? v : acc) : acc + v;  // avg sums
+}
+
 template <typename T, typename Acc>
 void reduce_typed(const std::vector<const char*>& ins, size_t offset, char* out, size_t count, ReduceOp op, int n) {
   for (size_t i = 0; i < count; ++i) {
     Acc acc = reinterpret_cast<const T*>(ins[0] + offset)[i];
-    for (size_t p = 1; p < ins.size(); ++p) {
-      const Acc v = reinterpret_cast<const T*>(ins[p] + offset)[i];
-      acc = op == ReduceOp::max ? (v > acc ? v : acc) : op == ReduceOp::min ? (v < acc ? v : acc) : acc + v;
-    }
+    for (size_t p = 1; p < ins.size(); ++p) acc = combine<Acc>(op, acc, reinterpret_cast<const T*>(ins[p] + offset)[i]);
     if (op == ReduceOp::avg) acc = acc / static_cast<Acc>(n);
     reinterpret_cast<T*>(out)[i] = static_cast<T>(acc);
   }
@@ -49,10 +51,7 @@ void reduce_into(const std::vector<const char*>& ins, size_t offset, void* out, 
   const size_t first = offset / dtype_bytes(t);
   for (size_t i = 0; i < count; ++i) {
     double acc = elem::load_as_double(ins[0], first + i, code);
-    for (int p = 1; p < n; ++p) {
-      const double v = elem::load_as_double(ins[static_cast<size_t>(p)], first + i, code);
-      acc = op == ReduceOp::max ? (v > acc ? v : acc) : op == ReduceOp::min ? (v < acc ? v : acc) : acc + v;
-    }
+    for (int p = 1; p < n; ++p) acc = combine(op, acc, elem::load_as_double(ins[static_cast<size_t>(p)], first + i, code));
     if (op == ReduceOp::avg) acc /= n;
     elem::store_from_double(out, i, code, acc);
   }
