@@ -9,11 +9,10 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from run_and_check import SKIP, too_few_devices  # noqa: E402  (one rule for every GPU test's skip)
+from run_and_check import run_bench  # noqa: E402  (one way to run a bench and check its exit and stderr)
 
 FACTOR = {  # REFERENCE.md, nccl-tests conventions
     "allreduce": lambda n: 2 * (n - 1) / n,
@@ -46,35 +45,14 @@ def main():
     ap.add_argument("--expect-verified", help="every row has this verified value")
     ap.add_argument("--expect-column", action="append", default=[], help="NAME=VALUE on every row (of nranks=N: N:NAME=VALUE)")
     ap.add_argument("--stderr-contains", action="append", default=[])
-    ap.add_argument("--stderr-lines", type=int, help="non-empty stderr lines starting with bench_")
+    ap.add_argument("--stderr-lines", type=int, help="stderr lines from the bench itself (starting with bench_)")
     ap.add_argument("--gpu", help="cuda|hip: exit 77 (CTest skip) when the command reports no such device")
     ap.add_argument("--expect-impl", help="every row has this impl")
     ap.add_argument("--expect-world", help="the sidecar's world kind (mpi, threads, single)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
-    if a.csv:
-        for path in (a.csv, a.csv[:-4] + ".json", a.csv[:-4] + ".samples.csv"):
-            if os.path.exists(path):
-                os.remove(path)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    sys.stdout.write(proc.stdout[-3000:])
-    sys.stderr.write(proc.stderr[-3000:])
-    if a.gpu and too_few_devices(proc.stderr):
-        print(f"SKIP: no {a.gpu} device here")
-        sys.exit(SKIP)
-    if a.expect_rc == "nonzero":
-        if proc.returncode == 0:
-            fail("exit code 0, expected non-zero")
-    elif proc.returncode != int(a.expect_rc):
-        fail(f"exit code {proc.returncode}, expected {a.expect_rc}")
-    for s in a.stderr_contains:
-        if s not in proc.stderr:
-            fail(f"stderr lacks {s!r}")
-    if a.stderr_lines is not None:
-        ours = [l for l in proc.stderr.splitlines() if l.startswith("bench_")]
-        if len(ours) != a.stderr_lines:
-            fail(f"expected {a.stderr_lines} line(s) from the bench, got {ours}")
+    run_bench(cmd, a.csv, a.gpu, a.expect_rc, a.stderr_contains, a.stderr_lines, timeout=600)
     if not a.csv:
         print("OK")
         return

@@ -29,6 +29,37 @@ def too_few_devices(stderr):
             or re.search(r"--threads \d+ but backend '\w+' has \d+ usable device\(s\)", stderr) is not None)
 
 
+def run_bench(cmd, csv_path=None, gpu=None, expect_rc=0, stderr_contains=(), stderr_lines=None, timeout=1200):
+    """Removes csv_path and its sidecars, runs cmd and echoes the tails of its output; exits 77
+    when gpu is set and the bench found too few devices; fails unless the exit code is
+    expect_rc (an int, or "nonzero"), stderr has every stderr_contains, and (when given)
+    stderr_lines lines are the bench's own. Returns the completed process."""
+    if csv_path:
+        for path in (csv_path, csv_path[:-4] + ".json", csv_path[:-4] + ".samples.csv"):
+            if os.path.exists(path):
+                os.remove(path)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    sys.stdout.write(proc.stdout[-4000:])
+    sys.stderr.write(proc.stderr[-4000:])
+    if gpu and too_few_devices(proc.stderr):
+        print(f"SKIP: no {gpu} device here")
+        sys.exit(SKIP)
+    if expect_rc == "nonzero":
+        if proc.returncode == 0:
+            fail("exit code 0, expected non-zero")
+    elif proc.returncode != int(expect_rc):
+        fail(f"exit code {proc.returncode}, expected {expect_rc}")
+    for s in stderr_contains:
+        if s not in proc.stderr:
+            fail(f"stderr lacks {s!r}")
+    if stderr_lines is not None:
+        # Google Benchmark's context block goes to stderr too; count only our own lines.
+        ours = [l for l in proc.stderr.splitlines() if l.startswith("bench_") or l.startswith("gpucal")]
+        if len(ours) != stderr_lines:
+            fail(f"expected {stderr_lines} error line(s), got {ours}")
+    return proc
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", help="CSV the command writes (removed first)")
@@ -45,28 +76,7 @@ def main():
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
-    if a.csv:
-        for suffix in ("", ".json", ".samples.csv"):
-            path = a.csv if not suffix else a.csv[:-4] + suffix
-            if os.path.exists(path):
-                os.remove(path)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-    sys.stdout.write(proc.stdout[-4000:])
-    sys.stderr.write(proc.stderr[-4000:])
-    if a.gpu and too_few_devices(proc.stderr):
-        print(f"SKIP: no {a.gpu} device here")
-        sys.exit(SKIP)
-    if proc.returncode != a.expect_rc:
-        fail(f"exit code {proc.returncode}, expected {a.expect_rc}")
-    lines = [l for l in proc.stderr.splitlines() if l.strip() and not l.startswith("***WARNING***")]
-    for s in a.stderr_contains:
-        if s not in proc.stderr:
-            fail(f"stderr lacks {s!r}")
-    if a.stderr_lines is not None:
-        # Google Benchmark's context block goes to stderr too; count only our own lines.
-        ours = [l for l in lines if l.startswith("bench_") or l.startswith("gpucal")]
-        if len(ours) != a.stderr_lines:
-            fail(f"expected {a.stderr_lines} error line(s), got {ours}")
+    run_bench(cmd, a.csv, a.gpu, a.expect_rc, a.stderr_contains, a.stderr_lines)
     if not a.csv:
         return
     if not os.path.exists(a.csv):
