@@ -26,13 +26,11 @@ class CsvSink {
   void write(const Row& row);  // throws std::logic_error for a cell outside the schema
   const std::vector<std::string>& columns() const { return columns_; }
   const std::string& path() const { return path_; }
-  int rows_written() const { return rows_; }
 
  private:
   std::string path_;
   std::vector<std::string> columns_;
   std::ofstream out_;
-  int rows_ = 0;
 };
 
 class SamplesSink {
