@@ -7,6 +7,8 @@
 //   --dtype auto|fp32|fp64|fp16|bf16|fp8_e4m3 (auto: fp32 on host, bf16 on GPUs)
 //   --pass fwd,bwd,fwdbwd  --layout BSHD,BHSD  --impl auto|host|cudnn|flash  --flop-convention fa2|fa3
 //   or --set llm|long (fixed shapes; --list prints them).
+//   Or --model NAME|--model-config FILE with the layout flags (--tp --cp --seq --micro-batch ...):
+//   the attention calls one training step runs on one rank (harness/model/).
 // Example: bench_attention --backend cuda --set llm --causal 0,1 --pass fwd,bwd --dtype bf16 --out attn.csv
 //          bench_attention --backend host --batch 1 --heads 4 --kv-heads 1,4 --seq 128,256 --head-dim 64,128
 //                          --causal 0,1 --pass fwd,bwd --out a.csv
@@ -18,6 +20,7 @@
 #include "bench_attention/attention_sets.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
+#include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -110,6 +113,9 @@ void print_list(const std::vector<AttentionProblem>& problems) {
 int main(int argc, char** argv) {
   AttentionOptions opt;
   std::shared_ptr<LibraryContext> cudnn;  // one handle per run, shared by every cudnn point
+  model::ModelOptions from_model({.bench = "attention",
+                                  .replaced_flags = {"--batch", "--heads", "--kv-heads", "--seq-kv", "--head-dim",
+                                                     "--causal", "--pass", "--layout", "--set"}});
   BenchSpec spec;
   spec.bench = "attention";
   spec.description = "bench_attention: fused attention (SDPA) throughput for cudnn, flash and host, verified against fp64";
@@ -144,7 +150,13 @@ int main(int argc, char** argv) {
     return true;
   };
   spec.make_ops = [&](Backend& backend, const RunConfig& config) {
-    const auto problems = problems_from(opt, backend.is_host() ? DType::fp32 : DType::bf16);
+    std::vector<AttentionProblem> problems;
+    for (const auto& g : from_model.active() ? from_model.groups() : std::vector<model::OpGroup>{}) {
+      const model::AttentionShape& a = g.op.attention;
+      problems.push_back(make_problem(g.op.dtype, parse_pass(a.pass), parse_flop_convention(opt.convention), "BSHD",
+                                      a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal));
+    }
+    if (!from_model.active()) problems = problems_from(opt, backend.is_host() ? DType::fp32 : DType::bf16);
     const auto impls = impls_for(opt.impl, backend);
     std::vector<std::unique_ptr<Op>> ops;
     for (const auto& impl : impls) {
@@ -171,5 +183,6 @@ int main(int argc, char** argv) {
   spec.add_metadata = [&](Metadata& meta, Backend&) {
     if (cudnn) meta.add_library("cudnn", cudnn->version());
   };
+  from_model.attach(spec);
   return bench_main(argc, argv, spec);
 }

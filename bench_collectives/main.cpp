@@ -7,6 +7,8 @@
 //         bench_collectives --threads all ... (one process, one thread per local GPU)
 //         mpirun --oversubscribe -np 4 bench_collectives --backend host ... (MPI on host memory)
 // Example: mpirun -np 8 bench_collectives --sizes 8:4G:x2 --ranks 2,4,8 --dtype bf16 --out coll.csv
+// --model NAME|--model-config FILE with the layout flags: the collectives one training step runs
+// on one rank (TP, DP, ZeRO-3, EP), each on a group of the first n ranks (harness/model/).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <set>
@@ -15,6 +17,7 @@
 #include "harness/driver.h"
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
+#include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -97,6 +100,8 @@ void validate(const CollOptions& o, const std::vector<const CollectiveDesc*>& co
 
 int main(int argc, char** argv) {
   CollOptions opt;
+  model::ModelOptions from_model(
+      {.bench = "collectives", .replaced_flags = {"--collective", "--sizes", "--op", "--in-place", "--root", "--ranks"}});
   BenchSpec spec;
   spec.bench = "collectives";
   spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
@@ -138,11 +143,26 @@ int main(int argc, char** argv) {
     const auto sizes = parse_axis(opt.sizes, "sizes");
     const auto placements = parse_placements(opt.in_place);
     const auto roots = parse_axis(opt.root, "root");
-    const auto ranks = parse_ranks(opt.ranks, world.size());
+    // --model: the step's collectives whose group this world has (the others are reported).
+    std::vector<model::OpGroup> steps;
+    std::vector<int> ranks;
+    if (from_model.active()) {
+      auto fits = [&](const model::ModelOp& op) -> std::string {
+        if (op.comm.group_size <= world.size()) return "";
+        return "its " + op.comm.group + " group has " + std::to_string(op.comm.group_size) + " ranks, this run " +
+               std::to_string(world.size()) + " (mpirun -np N or --threads N)";
+      };
+      steps = from_model.groups_for_world(fits, meta, world.is_root());
+      for (const auto& g : steps)
+        if (std::find(ranks.begin(), ranks.end(), g.op.comm.group_size) == ranks.end())
+          ranks.push_back(static_cast<int>(g.op.comm.group_size));
+    } else {
+      ranks = parse_ranks(opt.ranks, world.size());
+    }
     const std::string impl = resolve_impl(opt.impl, backend, world);
     const bool host = impl == "mpi" || impl == "shm";
     if (opt.graph && host) throw UsageError("--graph needs nccl or rccl (a GPU backend)");
-    validate(opt, colls, dtypes, sizes, ranks, roots);
+    if (!from_model.active()) validate(opt, colls, dtypes, sizes, ranks, roots);
     // World rank 0 is rank 0 of every group, the rank NCCL logs its choices on: it reads its
     // own file back into each row's nccl_* cells.
     std::shared_ptr<LogTail> tuning_log;
@@ -176,6 +196,15 @@ int main(int argc, char** argv) {
     }
 
     std::vector<std::unique_ptr<Op>> out;
+    for (const auto& step : steps) {
+      const model::ModelOp& op = step.op;
+      const size_t gi = static_cast<size_t>(std::find(ranks.begin(), ranks.end(), op.comm.group_size) - ranks.begin());
+      CollectivePoint p{parse_collectives(op.comm.collective).front(), impl, op.dtype, ReduceOp::sum, op.comm.in_place,
+                        0, op.comm.size_bytes, config.regime, opt.graph};
+      p.tuning_log = tuning_log;
+      out.push_back(std::make_unique<CollectiveOp>(p, groups[gi]));
+    }
+    if (from_model.active()) return out;
     for (const auto& g : groups)
       for (const auto* d : colls)
         for (DType t : dtypes)
@@ -189,5 +218,6 @@ int main(int argc, char** argv) {
                 }
     return out;
   };
+  from_model.attach(spec);
   return bench_main(argc, argv, spec);
 }

@@ -6,6 +6,8 @@
 //       or --set square|llm|deepbench|align (--list prints a set's shapes without running).
 // Algorithm: --algo heuristic (default) | autotune, --autotune N; --workspace BYTES.
 // Regimes: --regime cold (flush, default) | hot; --rotate (cold-rotate); --graph N (graph).
+// Or --model NAME|--model-config FILE with the layout flags (--tp --pp --dp --cp --ep --sp --seq
+// --micro-batch ...): the GEMMs one training step runs on one rank (harness/model/).
 // Example: bench_gemm --backend cuda --dtype bf16 --set llm --layout TN --autotune 8 --out gemm.csv
 #include <CLI/CLI.hpp>
 #include <iomanip>
@@ -17,6 +19,7 @@
 #include "harness/csv_sink.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
+#include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -151,6 +154,9 @@ int main(int argc, char** argv) {
   std::shared_ptr<LibraryContext> library;  // created once per run, shared by every point
   std::shared_ptr<BestSoFar> best;
   std::string out_path;
+  model::ModelOptions from_model({.bench = "gemm",
+                             .replaced_flags = {"--m", "--n", "--k", "--batch", "--shapes", "--set", "--layout",
+                                                "--alpha", "--beta", "--out-dtype"}});
   BenchSpec spec;
   spec.bench = "gemm";
   spec.description = "bench_gemm: GEMM throughput across shapes, dtypes, layouts and algorithms, verified against references";
@@ -183,7 +189,6 @@ int main(int argc, char** argv) {
     return true;
   };
   spec.make_ops = [&](Backend& backend, const RunConfig& config) {
-    const auto shapes = shapes_from(opt);
     const std::string impl = resolve_impl(opt.impl, backend);
     const size_t workspace = opt.workspace_bytes >= 0 ? static_cast<size_t>(opt.workspace_bytes)
                              : backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20)
@@ -208,9 +213,14 @@ int main(int argc, char** argv) {
     } else if (impl != "openblas") {
       throw UsageError("--impl: expected auto, openblas, cublaslt or hipblaslt, got '" + impl + "'");
     }
+    std::vector<GemmProblem> problems;
+    for (const auto& g : from_model.active() ? from_model.groups() : std::vector<model::OpGroup>{})
+      problems.push_back(make_problem(g.op.dtype, g.op.gemm.layout, g.op.gemm.m, g.op.gemm.n, g.op.gemm.k,
+                                      g.op.gemm.batch, 1.0, g.op.gemm.beta, g.op.gemm.out_dtype));
+    for (const auto& s : from_model.active() ? std::vector<ShapeSpec>{} : shapes_from(opt))
+      problems.push_back(make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, opt.alpha, opt.beta, out_dtype));
     std::vector<std::unique_ptr<Op>> ops;
-    for (const auto& s : shapes) {
-      GemmProblem p = make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, opt.alpha, opt.beta, out_dtype);
+    for (const GemmProblem& p : problems) {
       if (impl == "openblas") ops.push_back(make_host_gemm(p, config.regime, run));
 #if defined(GPUCAL_HAVE_CUDA)
       if (impl == "cublaslt") ops.push_back(make_cublaslt_gemm(p, config.regime, run, library));
@@ -224,6 +234,7 @@ int main(int argc, char** argv) {
   spec.add_metadata = [&](Metadata& meta, Backend&) {
     if (library) meta.add_library(opt.impl == "auto" ? "gemm_library" : opt.impl, library->version());
   };
+  from_model.attach(spec);
   std::string implied;
   std::vector<char*> args = with_implied_regime(argc, argv, implied);
   const int code = bench_main(static_cast<int>(args.size()), args.data(), spec);

@@ -3,13 +3,17 @@
 //       copy only: --copy-direction h2d,d2h,d2d,peer (h2h on the host backend)
 //                  --engine ce,sm  --memory pinned,pageable (the host side of h2d/d2h)
 // Messaging runs over MPI on the host backend and NCCL/RCCL on GPUs, under mpirun/srun.
+// --model NAME|--model-config FILE with the layout flags: the pipeline sends/receives (sendrecv)
+// and context-parallel ring exchanges (ring) one training step runs on one rank (harness/model/).
 // Example: mpirun -np 4 bench_p2p --backend host --pattern sendrecv,ring,pairs --sizes 1:64M:x4 --out p.csv
 //          bench_p2p --backend cuda --pattern copy --sizes 4K:1G:x4 --out copy.csv
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "bench_p2p/p2p_op.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
+#include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -77,6 +81,8 @@ std::vector<std::unique_ptr<Op>> copy_ops(const P2pOptions& o, const std::vector
 
 int main(int argc, char** argv) {
   P2pOptions opt;
+  model::ModelOptions from_model(
+      {.bench = "p2p", .replaced_flags = {"--pattern", "--sizes", "--copy-direction", "--engine", "--memory"}});
   BenchSpec spec;
   spec.bench = "p2p";
   spec.description = "bench_p2p: point-to-point and copy bandwidth and latency, every transfer validated";
@@ -97,11 +103,27 @@ int main(int argc, char** argv) {
     app.get_option("--regime")->run_callback_for_default()->default_val("hot");
   };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
-    const auto patterns = patterns_from(opt, world.size());
-    const auto sizes = parse_axis(opt.sizes, "sizes");
+    // --model: the step's messages (pattern sendrecv or ring) this world can run.
+    std::vector<model::OpGroup> steps;
+    if (from_model.active()) {
+      auto fits = [&](const model::ModelOp& op) -> std::string {
+        try {
+          check_rank_count(op.comm.collective, world.size());
+        } catch (const UsageError& e) {
+          return e.what();
+        }
+        if (op.comm.collective == "ring" && op.comm.group_size != world.size() && world.is_root())
+          std::cerr << "bench_p2p: --model: " << op.role << " runs its ring over this run's " << world.size()
+                    << " ranks (the layout's cp group has " << op.comm.group_size << ")\n";
+        return "";
+      };
+      steps = from_model.groups_for_world(fits, meta, world.is_root());
+    }
+    const auto patterns = from_model.active() ? std::vector<std::string>{} : patterns_from(opt, world.size());
+    const auto sizes = from_model.active() ? std::vector<int64_t>{} : parse_axis(opt.sizes, "sizes");
     for (int64_t s : sizes)
       if (s < 1) throw UsageError("--sizes: every size must be at least 1 byte");
-    bool messaging = false;
+    bool messaging = !steps.empty();
     for (const auto& p : patterns) {
       check_rank_count(p, world.size());
       messaging = messaging || is_messaging(p);
@@ -127,6 +149,8 @@ int main(int argc, char** argv) {
     // writes the sidecar again at the end of the run.
     context->metadata = &meta;
     std::vector<std::unique_ptr<Op>> ops;
+    for (const auto& step : steps)
+      ops.push_back(make_message_op(step.op.comm.collective, 0, 0, step.op.comm.size_bytes, config.regime, context));
     for (const auto& p : patterns) {
       if (p == "copy") {
         for (auto& op : copy_ops(opt, sizes, config, context)) ops.push_back(std::move(op));
@@ -139,5 +163,6 @@ int main(int argc, char** argv) {
     }
     return ops;
   };
+  from_model.attach(spec);
   return bench_main(argc, argv, spec);
 }

@@ -1,0 +1,293 @@
+#include "harness/model/model_options.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "harness/backend.h"
+#include "harness/csv_sink.h"
+#include "harness/errors.h"
+#include "harness/sweep.h"
+
+namespace gpucal::model {
+
+namespace {
+
+// An op of the bench with the cells of the step's operations it measures.
+class RoleOp : public Op, public VerificationCells {
+ public:
+  RoleOp(std::unique_ptr<Op> inner, std::string roles, int64_t calls)
+      : inner_(std::move(inner)), roles_(std::move(roles)), calls_(calls) {}
+  std::string point() const override { return inner_->point(); }
+  std::string impl() const override { return inner_->impl(); }
+  void describe(Row& row) const override {
+    inner_->describe(row);
+    row.set("op_role", roles_).set("calls_per_step", calls_);
+  }
+  void setup(Backend& backend, const RunConfig& config) override { inner_->setup(backend, config); }
+  Verification verify() override { return inner_->verify(); }
+  void launch() override { inner_->launch(); }
+  bool annotate(Row& row, const Measurement& m) const override { return inner_->annotate(row, m); }
+  void teardown() override { inner_->teardown(); }
+  void verification_cells(Row& row) const override {
+    if (const auto* cells = dynamic_cast<const VerificationCells*>(inner_.get()))
+      cells->verification_cells(row);
+  }
+
+ private:
+  std::unique_ptr<Op> inner_;
+  std::string roles_;
+  int64_t calls_;
+};
+
+std::string option_value(const CLI::Option* o) {
+  return o && o->count() > 0 ? o->as<std::string>() : "";
+}
+
+}  // namespace
+
+DType resolve_model_dtype(const std::string& text, const std::string& backend_name) {
+  if (text.empty() || text == "auto") return backend_name == "host" ? DType::fp32 : DType::bf16;
+  if (text.find(',') != std::string::npos)
+    throw UsageError("--dtype with --model takes one dtype, got '" + text + "'");
+  return parse_dtype(text);
+}
+
+DType resolve_grad_dtype(const std::string& text, DType dtype) {
+  if (text.empty() || text == "auto") return dtype == DType::bf16 ? DType::fp32 : dtype;
+  return parse_dtype(text);
+}
+
+struct ModelOptions::Flags {
+  std::string model, model_config, grad_dtype = "auto", dp_bucket = "auto", pp_stage = "last", dtype = "auto";
+  std::string seq;
+  bool sp = false, list = false, list_all = false;
+  ParallelLayout layout;
+  CLI::Option *model_opt = nullptr, *config_opt = nullptr;
+  CLI::Option *seq_opt = nullptr, *dtype_opt = nullptr, *list_opt = nullptr;  // possibly the bench's own
+  std::vector<CLI::Option*> layout_opts;                                      // meaningless without --model
+};
+
+ModelOptions::ModelOptions(ModelBinding binding)
+    : binding_(std::move(binding)), flags_(std::make_unique<Flags>()) {}
+ModelOptions::~ModelOptions() = default;
+
+bool ModelOptions::active() const {
+  return !flags_->model.empty() || !flags_->model_config.empty();
+}
+
+const Workload& ModelOptions::workload() const {
+  if (!workload_) throw std::logic_error("ModelOptions::workload() before the model was resolved");
+  return *workload_;
+}
+
+void ModelOptions::add_flags(CLI::App& app) {
+  Flags& f = *flags_;
+  ParallelLayout& l = f.layout;
+  f.model_opt =
+      app.add_option("--model", f.model,
+                     "run the operations one training step of this model performs on one rank: gpt3-175b, "
+                     "llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, deepseek-v3, vit-era5");
+  f.config_opt =
+      app.add_option("--model-config", f.model_config, "like --model, a model described in a JSON file");
+  f.model_opt->excludes(f.config_opt);
+  auto layout_opt = [&](CLI::Option* o) {
+    f.layout_opts.push_back(o);
+    return o;
+  };
+  layout_opt(app.add_option("--tp", l.tp, "--model: tensor-parallel ranks")->capture_default_str());
+  layout_opt(app.add_option("--pp", l.pp, "--model: pipeline stages")->capture_default_str());
+  layout_opt(app.add_option("--dp", l.dp, "--model: data-parallel replicas")->capture_default_str());
+  layout_opt(app.add_option("--cp", l.cp, "--model: context-parallel ranks (sequence split)")
+                 ->capture_default_str());
+  layout_opt(
+      app.add_option("--ep", l.ep, "--model: expert-parallel ranks (within dp x cp)")->capture_default_str());
+  layout_opt(app.add_flag("--sp", f.sp, "--model: sequence parallelism over the tensor-parallel group"));
+  layout_opt(app.add_option("--micro-batch", l.micro_batch, "--model: sequences per micro-batch")
+                 ->capture_default_str());
+  layout_opt(app.add_option("--global-batch", l.global_batch,
+                            "--model: sequences per step (default: micro-batch x dp, one micro-batch)"));
+  layout_opt(app.add_option("--grad-dtype", f.grad_dtype,
+                            "--model: gradient reduction type; auto: fp32 for bf16 (Megatron), else --dtype")
+                 ->capture_default_str());
+  layout_opt(app.add_option("--zero", l.zero, "--model: 0 (DDP), 1, 2 (distributed optimizer), 3 (FSDP)")
+                 ->capture_default_str());
+  layout_opt(
+      app.add_option("--dp-bucket-params", f.dp_bucket,
+                     "--model: parameters per DP gradient bucket; auto: Megatron's max(40M, 1M x dp x cp); "
+                     "0: one bucket")
+          ->capture_default_str());
+  layout_opt(
+      app.add_option("--pp-stage", f.pp_stage, "--model: the pipeline stage derived: first, last or an index")
+          ->capture_default_str());
+  layout_opt(app.add_option("--layers", l.layers, "--model: run only the first N layers (a layer subset)"));
+  layout_opt(app.add_option(
+                    "--scale", l.scale,
+                    "--model: divide every width (hidden, head dim, FFN, vocabulary, MLA ranks) by N; heads, "
+                    "experts, layers, sequence and batch kept")
+                 ->capture_default_str());
+  layout_opt(
+      app.add_flag("--list-all", f.list_all,
+                   "--model: print every operation of the step (all benches) with its facts, run nothing"));
+  // Flags the bench may already have: shared, with the model's meaning under --model.
+  // The ones added here mean nothing without --model, like the layout flags.
+  f.seq_opt = app.get_option_no_throw("--seq");
+  if (!f.seq_opt)
+    f.seq_opt = layout_opt(app.add_option("--seq", f.seq, "--model: sequence length (default: the model's)"));
+  f.dtype_opt = app.get_option_no_throw("--dtype");
+  if (!f.dtype_opt)
+    f.dtype_opt = layout_opt(
+        app.add_option("--dtype", f.dtype, "--model: bf16, fp16, fp32; auto: fp32 on host, bf16 on GPUs"));
+  f.list_opt = app.get_option_no_throw("--list");
+  if (!f.list_opt)
+    f.list_opt =
+        layout_opt(app.add_flag("--list", f.list, "--model: print this bench's operations, run nothing"));
+  for (const auto& name : binding_.replaced_flags)
+    if (CLI::Option* o = app.get_option_no_throw(name)) o->excludes(f.model_opt)->excludes(f.config_opt);
+}
+
+void ModelOptions::resolve(const RunConfig& config) {
+  Flags& f = *flags_;
+  ParallelLayout l = f.layout;
+  const ModelSpec spec = !f.model.empty() ? find_preset(f.model) : load_model_config(f.model_config);
+  const std::string seq = option_value(f.seq_opt);
+  if (!seq.empty()) {
+    if (seq.find_first_of(",:") != std::string::npos)
+      throw UsageError("--seq with --model takes one sequence length, got '" + seq + "'");
+    l.seq = parse_size(seq, "seq");
+  }
+  l.sp = f.sp;
+  l.dtype =
+      resolve_model_dtype(option_value(f.dtype_opt), resolve_backend_name(config.backend, config.device));
+  l.grad_dtype = resolve_grad_dtype(f.grad_dtype, l.dtype);
+  l.dp_bucket_params = f.dp_bucket == "auto" ? -1 : parse_size(f.dp_bucket, "dp-bucket-params");
+  if (f.pp_stage == "last")
+    l.pp_stage = -1;
+  else if (f.pp_stage == "first")
+    l.pp_stage = 0;
+  else
+    l.pp_stage = parse_size(f.pp_stage, "pp-stage");
+  workload_ = derive_workload(spec, l);
+}
+
+std::vector<OpGroup> ModelOptions::groups() const {
+  return group_ops(workload().ops, binding_.bench);
+}
+
+std::vector<OpGroup> ModelOptions::groups_for_world(const std::function<std::string(const ModelOp&)>& why_not,
+                                                    Metadata& meta, bool print) const {
+  std::vector<OpGroup> out;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (auto& g : groups()) {
+    const std::string reason = why_not(g.op);
+    if (reason.empty()) {
+      out.push_back(std::move(g));
+      continue;
+    }
+    skipped.push_back({{"op_role", g.op.role},
+                       {"calls_per_step", g.op.calls_per_step},
+                       {"shape", g.op.shape_text()},
+                       {"reason", reason}});
+    if (print)
+      std::cerr << "bench_" << binding_.bench << ": --model: skipping " << g.op.role << " ("
+                << g.op.shape_text() << "): " << reason << "\n";
+  }
+  meta.doc()["model"]["skipped"] = skipped;
+  return out;
+}
+
+std::vector<std::unique_ptr<Op>> ModelOptions::tag(std::vector<std::unique_ptr<Op>> ops) const {
+  if (!active()) return ops;
+  const auto share = groups();
+  std::vector<std::unique_ptr<Op>> out;
+  for (auto& op : ops) {
+    Row row;
+    op->describe(row);
+    const OpGroup* match = nullptr;
+    for (const auto& g : share) {
+      bool same = true;
+      for (const auto& [cell, value] : g.op.shape_cells()) same = same && row.get(cell) == value;
+      if (same) match = &g;
+    }
+    if (!match) throw std::logic_error("--model: point " + op->point() + " is none of the step's operations");
+    out.push_back(std::make_unique<RoleOp>(std::move(op), match->op.role, match->op.calls_per_step));
+  }
+  return out;
+}
+
+void ModelOptions::print_list() const {
+  const Workload& w = workload();
+  const ParallelLayout& l = w.layout;
+  const StepFacts& f = w.facts;
+  std::cout << "# model " << w.model.name << " (" << w.model.source << ")\n"
+            << "# layout tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
+            << " sp=" << l.sp << " seq=" << f.seq << " micro_batch=" << l.micro_batch
+            << " global_batch=" << f.global_batch << " micro_batches=" << f.micro_batches
+            << " dtype=" << to_string(l.dtype) << " grad_dtype=" << to_string(l.grad_dtype)
+            << " zero=" << l.zero << " scale=" << l.scale << "\n"
+            << "# rank: stage " << f.stage << " of " << l.pp << ", " << f.tokens
+            << " tokens per micro-batch, " << w.dense_params << " dense and " << w.expert_params
+            << " expert parameters\n";
+  for (const auto& n : w.notes) std::cout << "# note: " << n << "\n";
+  std::cout << "bench,op_role,calls_per_step,dtype,shape,flops_per_call\n";
+  auto line = [](const ModelOp& op) {
+    std::cout << op.bench() << "," << op.role << "," << op.calls_per_step << "," << to_string(op.dtype) << ","
+              << op.shape_text() << "," << format_number(op.flops()) << "\n";
+  };
+  if (flags_->list_all) {
+    for (const auto& op : w.ops) line(op);
+  } else {
+    for (const auto& g : groups()) line(g.op);
+  }
+}
+
+nlohmann::json ModelOptions::sidecar() const {
+  nlohmann::json j = to_json(workload());
+  j["bench"] = binding_.bench;
+  return j;
+}
+
+void ModelOptions::attach(BenchSpec& spec) {
+  spec.columns.push_back("op_role");
+  spec.columns.push_back("calls_per_step");
+  auto add = spec.add_options;
+  spec.add_options = [this, add](CLI::App& app) {
+    if (add) add(app);
+    add_flags(app);
+  };
+  auto before = spec.before_run;
+  spec.before_run = [this, before](const RunConfig& config) {
+    if (active()) {
+      resolve(config);
+      if (flags_->list_all || flags_->list_opt->count() > 0) {
+        print_list();
+        return true;
+      }
+    } else {
+      for (const CLI::Option* o : flags_->layout_opts)
+        if (o->count() > 0) throw UsageError(o->get_name() + " needs --model NAME or --model-config FILE");
+    }
+    return before ? before(config) : false;
+  };
+  if (spec.make_ops) {
+    auto make = spec.make_ops;
+    spec.make_ops = [this, make](Backend& backend, const RunConfig& config) {
+      return tag(make(backend, config));
+    };
+  }
+  if (spec.make_world_ops) {
+    auto make = spec.make_world_ops;
+    spec.make_world_ops = [this, make](Backend& backend, const RunConfig& config, World& world,
+                                       Watchdog& watchdog, Metadata& meta) {
+      return tag(make(backend, config, world, watchdog, meta));
+    };
+  }
+  auto add_meta = spec.add_metadata;
+  spec.add_metadata = [this, add_meta](Metadata& meta, Backend& backend) {
+    if (add_meta) add_meta(meta, backend);
+    if (!active()) return;
+    const nlohmann::json derived = sidecar();  // kept alive: items() refers into it
+    for (const auto& [key, value] : derived.items()) meta.doc()["model"][key] = value;
+  };
+}
+
+}  // namespace gpucal::model
