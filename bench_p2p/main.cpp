@@ -98,9 +98,7 @@ int main(int argc, char** argv) {
   };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
     const auto patterns = patterns_from(opt, world.size());
-    const auto sizes = parse_axis(opt.sizes, "sizes");
-    for (int64_t s : sizes)
-      if (s < 1) throw UsageError("--sizes: every size must be at least 1 byte");
+    const auto sizes = parse_axis(opt.sizes, "sizes", {.min = 1});
     bool messaging = false;
     for (const auto& p : patterns) {
       check_rank_count(p, world.size());
