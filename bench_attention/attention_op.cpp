@@ -27,13 +27,6 @@ std::vector<unsigned char> to_host(Backend& be, const Buffer& buf) {
   return raw;
 }
 
-std::string gib(double bytes) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(1);
-  s << bytes / double(1ull << 30) << " GiB";
-  return s.str();
-}
 
 // Largest normalized error of one row; NaN (poison left in place) counts as infinite.
 struct ErrorTally {
@@ -123,11 +116,7 @@ void AttentionOp::setup(Backend& backend, const RunConfig& config) {
   check_supported();
   // Memory check before allocating: a point that cannot fit is a recorded skip. (allocate()
   // also turns a device out-of-memory into a skip, for what this estimate misses.)
-  const double need = static_cast<double>(p_.tensor_bytes() + workspace_estimate());
-  const double have = static_cast<double>(backend.info().memory_bytes);
-  if (have > 0 && need > 0.95 * have)
-    throw SkipPoint("needs " + gib(need) + " of " + (backend.is_host() ? "host" : "device") + " memory, " +
-                    backend.info().name + " has " + gib(have));
+  require_memory(backend, p_.tensor_bytes() + static_cast<double>(workspace_estimate()), "Q, K, V, O and workspace");
   const size_t e = dtype_bytes(p_.dtype);
   const size_t qn = static_cast<size_t>(p_.shape.q_elems()), kvn = static_cast<size_t>(p_.shape.kv_elems());
   q_ = backend.allocate(qn * e);

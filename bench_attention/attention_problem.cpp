@@ -46,11 +46,14 @@ void AttentionProblem::describe(Row& row) const {
       .set("flops", flops());
 }
 
-size_t AttentionProblem::tensor_bytes() const {
-  const size_t e = dtype_bytes(dtype);
-  const size_t q = static_cast<size_t>(shape.q_elems()) * e, kv = static_cast<size_t>(shape.kv_elems()) * e;
-  const size_t lse = static_cast<size_t>(shape.lse_elems()) * sizeof(float);
-  const size_t fwd = 2 * q + 2 * kv + lse;            // Q O K V LSE
+double AttentionProblem::tensor_bytes() const {
+  // In doubles: the element counts of a huge shape overflow 64-bit integers.
+  const double e = static_cast<double>(dtype_bytes(dtype));
+  const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
+  const double q = b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_q) * d * e;
+  const double kv = b * static_cast<double>(shape.kv_heads) * static_cast<double>(shape.seq_kv) * d * e;
+  const double lse = b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_q) * sizeof(float);
+  const double fwd = 2 * q + 2 * kv + lse;               // Q O K V LSE
   return needs_backward() ? fwd + 2 * q + 2 * kv : fwd;  // + dO dQ, dK dV
 }
 

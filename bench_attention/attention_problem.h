@@ -26,7 +26,7 @@ struct AttentionProblem {
   void describe(Row& row) const;
   // Device bytes of the tensors the pass touches (Q K V O LSE, plus dO dQ dK dV for backward),
   // not counting an implementation's workspace.
-  size_t tensor_bytes() const;
+  double tensor_bytes() const;  // every tensor the point allocates, in bytes (a double: cannot wrap)
 };
 
 // Validates the shape and fills shape.dtype; throws UsageError (heads % kv_heads != 0, zero

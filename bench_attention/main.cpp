@@ -48,10 +48,12 @@ std::vector<SetShape> shapes_from(const AttentionOptions& o) {
     return named_set(o.set);
   }
   std::vector<SetShape> out;
-  const auto bs = parse_axis(o.batch, "batch"), hs = parse_axis(o.heads, "heads"),
-             ds = parse_axis(o.head_dim, "head-dim"), sqs = parse_axis(o.seq, "seq");
-  const auto kvs = o.kv_heads.empty() ? std::vector<int64_t>{0} : parse_axis(o.kv_heads, "kv-heads");
-  const auto skvs = o.seq_kv.empty() ? std::vector<int64_t>{0} : parse_axis(o.seq_kv, "seq-kv");
+  // 0 stands for "as --heads / --seq" below, so a given 0 must not slip through as that.
+  const AxisBounds positive{.min = 1};
+  const auto bs = parse_axis(o.batch, "batch", positive), hs = parse_axis(o.heads, "heads", positive),
+             ds = parse_axis(o.head_dim, "head-dim", positive), sqs = parse_axis(o.seq, "seq", positive);
+  const auto kvs = o.kv_heads.empty() ? std::vector<int64_t>{0} : parse_axis(o.kv_heads, "kv-heads", positive);
+  const auto skvs = o.seq_kv.empty() ? std::vector<int64_t>{0} : parse_axis(o.seq_kv, "seq-kv", positive);
   for (int64_t d : ds)
     for (int64_t h : hs)
       for (int64_t kv : kvs)
@@ -70,8 +72,17 @@ std::vector<bool> causal_from(const AttentionOptions& o) {
 // Every point of the sweep; `dtype_auto` replaces "auto" in --dtype.
 std::vector<AttentionProblem> problems_from(const AttentionOptions& o, DType dtype_auto) {
   std::vector<DType> types;
-  for (const auto& w : parse_word_list(o.dtype, "dtype"))
-    types.push_back(w == "auto" ? dtype_auto : parse_dtype(w));
+  for (const auto& w : parse_word_list(o.dtype, "dtype", {"auto", "fp32", "fp64", "fp16", "bf16", "fp8_e4m3"})) {
+    if (w == "auto") {
+      types.push_back(dtype_auto);
+      continue;
+    }
+    try {
+      types.push_back(parse_dtype(w));
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--dtype: ") + e.what());
+    }
+  }
   const auto passes = parse_word_list(o.pass, "pass", {"fwd", "bwd", "fwdbwd"});
   const auto layouts = parse_word_list(o.layout, "layout", {"BSHD", "BHSD"});
   const FlopConvention conv = parse_flop_convention(o.convention);
@@ -88,11 +99,23 @@ std::vector<AttentionProblem> problems_from(const AttentionOptions& o, DType dty
   return out;
 }
 
+// An implementation on a backend it does not run on is bad input (exit 2), found before
+// any library is loaded.
 std::vector<std::string> impls_for(const std::string& spec, const Backend& backend) {
-  if (spec != "auto") return parse_word_list(spec, "impl", {"host", "cudnn", "flash"});
-  if (backend.name() == "cuda") return {"cudnn", "flash"};
-  if (backend.name() == "hip") return {"flash"};
-  return {"host"};
+  if (spec == "auto") {
+    if (backend.name() == "cuda") return {"cudnn", "flash"};
+    if (backend.name() == "hip") return {"flash"};
+    return {"host"};
+  }
+  const auto impls = parse_word_list(spec, "impl", {"host", "cudnn", "flash"});
+  for (const auto& impl : impls) {
+    const bool runs = impl == "host" ? backend.is_host() : impl == "cudnn" ? backend.name() == "cuda" : !backend.is_host();
+    if (!runs)
+      throw UsageError("--impl " + impl + " needs --backend " +
+                       (impl == "host" ? "host" : impl == "cudnn" ? "cuda" : "cuda or hip") + " (this run's backend is " +
+                       backend.name() + ")");
+  }
+  return impls;
 }
 
 void print_list(const std::vector<AttentionProblem>& problems) {

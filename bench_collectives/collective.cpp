@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/errors.h"
+#include "harness/sweep.h"
 
 namespace gpucal::coll {
 
@@ -55,24 +56,19 @@ const std::vector<const CollectiveDesc*>& all_collectives() {
 }
 
 std::vector<const CollectiveDesc*> parse_collectives(const std::string& csv) {
+  std::vector<std::string> allowed{"all"};
+  for (const auto* d : all_collectives()) allowed.push_back(d->name);
+  std::string normalized = csv;  // reduce-scatter is reduce_scatter
+  std::replace(normalized.begin(), normalized.end(), '-', '_');
   std::vector<const CollectiveDesc*> out;
-  std::stringstream in(csv);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item == "all") {
-      out.insert(out.end(), all_collectives().begin(), all_collectives().end());
-      continue;
-    }
-    std::replace(item.begin(), item.end(), '-', '_');
-    const CollectiveDesc* found = nullptr;
+  const auto words = parse_word_list(normalized, "collective", allowed);  // the one list path
+  if (words.size() > 1 && std::find(words.begin(), words.end(), "all") != words.end())
+    throw UsageError("--collective: 'all' already names every collective; give it alone");
+  for (const auto& item : words) {
+    if (item == "all") return all_collectives();
     for (const auto* d : all_collectives())
-      if (d->name == item) found = d;
-    if (!found)
-      throw UsageError("unknown collective '" + item +
-                       "' (expected all or: allreduce allgather reduce_scatter broadcast reduce alltoall)");
-    out.push_back(found);
+      if (d->name == item) out.push_back(d);
   }
-  if (out.empty()) throw UsageError("--collective: empty list");
   return out;
 }
 

@@ -53,8 +53,7 @@ std::string resolve_impl(const std::string& impl, const Backend& backend, const 
 std::vector<int> parse_ranks(const std::string& spec, int world_size) {
   std::vector<int> out;
   for (const auto& item : parse_word_list(spec, "ranks")) {
-    const int n = item == "all" ? world_size : static_cast<int>(parse_size(item, "ranks"));
-    if (n < 1) throw UsageError("--ranks: a group needs at least one rank, got '" + item + "'");
+    const int n = item == "all" ? world_size : static_cast<int>(parse_size(item, "ranks", {.min = 1, .max = 1 << 20}));
     if (n > world_size)
       throw UsageError("--ranks " + item + ": this run has only " + std::to_string(world_size) +
                        " rank(s); start more (mpirun -np N or --threads N, one GPU each)");
@@ -140,9 +139,9 @@ int main(int argc, char** argv) {
     const auto colls = parse_collectives(opt.collectives);
     const auto dtypes = parse_dtype_list(opt.dtype);
     const auto ops = parse_reduce_op_list(opt.op);
-    const auto sizes = parse_axis(opt.sizes, "sizes");
+    const auto sizes = parse_axis(opt.sizes, "sizes", {.min = 1});
     const auto placements = parse_placements(opt.in_place);
-    const auto roots = parse_axis(opt.root, "root");
+    const auto roots = parse_axis(opt.root, "root", {.min = 0, .max = 1 << 20});
     // --model: the step's collectives whose group this world has (the others are reported).
     std::vector<model::OpGroup> steps;
     std::vector<int> ranks;

@@ -1,11 +1,11 @@
 #include "bench_gemm/gemm_autotune.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 
 #include "harness/csv_sink.h"
+#include "harness/file_io.h"
 #include "harness/row.h"
 
 namespace gpucal::gemm {
@@ -47,13 +47,11 @@ double BestSoFar::update(const std::string& key, double tflops, const std::strin
 }
 
 void BestSoFar::write_csv(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << "schema_version,bench,key,best_tflops,best_point,rows\n";
+  std::string text = csv_record({"schema_version", "bench", "key", "best_tflops", "best_point", "rows"});
   for (const auto& [key, e] : best_)
-    out << kCsvSchemaVersion << ",gemm," << csv_escape(key) << "," << format_number(e.tflops) << ","
-        << csv_escape(e.point) << "," << e.rows << "\n";
-  if (!out) throw std::runtime_error("cannot write " + path);
+    text += csv_record({std::to_string(kCsvSchemaVersion), "gemm", key, format_number(e.tflops), e.point,
+                        std::to_string(e.rows)});
+  write_file_atomic(path, text);
 }
 
 }  // namespace gpucal::gemm

@@ -52,8 +52,8 @@ std::string effective_regime(const std::string& measure_regime, const GemmRunOpt
 
 std::vector<CheckedElement> elements_to_check(const GemmProblem& p, uint64_t seed, size_t max_sampled) {
   std::vector<CheckedElement> out;
-  const int64_t total = p.m * p.n * p.batch;
-  if (total <= static_cast<int64_t>(max_sampled)) {
+  const double total = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.batch);  // no wrap
+  if (total <= static_cast<double>(max_sampled)) {
     for (int64_t b = 0; b < p.batch; ++b)
       for (int64_t j = 0; j < p.n; ++j)
         for (int64_t i = 0; i < p.m; ++i) out.push_back({b, i, j});
@@ -113,6 +113,8 @@ void GemmOp::setup(Backend& backend, const RunConfig& config) {
   autotuned_ = false;
   // Fresh inputs per point: the seed mixes the run seed with the point's name.
   seed_ = config.seed ^ std::hash<std::string>{}(point());
+  // Before any integer product of the dimensions: a shape that cannot fit is a recorded skip.
+  require_memory(backend, p_.bytes(), "A, B, C and D");
   // In-place libraries read C from D, which stays single (and may stay cached): documented.
   const bool read_c = p_.beta != 0.0 && !output_in_place();
   const size_t set_bytes = a_bytes(p_) + b_bytes(p_) + (read_c ? c_bytes(p_) : 0);

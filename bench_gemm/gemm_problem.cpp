@@ -18,10 +18,12 @@ double GemmProblem::flops() const {
 }
 
 double GemmProblem::bytes() const {
+  // Products in doubles: m*k of a huge shape overflows 64-bit integers (a_elems() is for
+  // shapes that passed the memory check).
+  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
   const double out = static_cast<double>(dtype_bytes(output));
-  const double per = static_cast<double>(dtype_bytes(input)) * static_cast<double>(a_elems()) +
-                     static_cast<double>(dtype_bytes(input_b)) * static_cast<double>(b_elems()) +
-                     out * static_cast<double>(c_elems()) * (beta != 0.0 ? 2.0 : 1.0);
+  const double per = static_cast<double>(dtype_bytes(input)) * md * kd +
+                     static_cast<double>(dtype_bytes(input_b)) * kd * nd + out * md * nd * (beta != 0.0 ? 2.0 : 1.0);
   return per * static_cast<double>(batch);
 }
 

@@ -30,7 +30,9 @@ struct GemmProblem {
   int64_t lda() const { return trans_a() ? k : m; }
   int64_t ldb() const { return trans_b() ? n : k; }
   int64_t ldc() const { return m; }
-  int64_t a_elems() const { return m * k; }  // per batch entry
+  // Per batch entry. Integer products: valid once the point passed require_memory (its
+  // bytes() fit the device), which setup checks before anything else.
+  int64_t a_elems() const { return m * k; }
   int64_t b_elems() const { return k * n; }
   int64_t c_elems() const { return m * n; }
   // The dtype a row is filed under: tf32 for fp32 storage with tf32 math, else the input.
@@ -41,7 +43,8 @@ struct GemmProblem {
   // 2*M*N*K per matrix (one multiply and one add per term); the 2*M*N epilogue that
   // cutlass_profiler adds is not counted.
   double flops() const;
-  // Compulsory traffic: read A and B, write D, and read C when beta != 0.
+  // Compulsory traffic: read A and B, write D, and read C when beta != 0 (also what one copy
+  // of the buffers takes); computed in doubles, so any shape gives a finite number.
   double bytes() const;
   double arithmetic_intensity() const { return flops() / bytes(); }
   // "gemm/IMPL/DTYPE/LAYOUT/mM/nN/kK/bB[/outT][/betaX][/alphaX][/VARIANT]/REGIME"; the out

@@ -18,7 +18,10 @@
 #include "bench_gemm/gemm_sets.h"
 #include "harness/csv_sink.h"
 #include "harness/driver.h"
+#include "bench_gemm/gemm_shapes_file.h"
 #include "harness/errors.h"
+#include "harness/file_io.h"
+#include "harness/flag_checks.h"
 #include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
@@ -48,48 +51,33 @@ const std::vector<std::string> kColumns = {
     "tile_n", "tiles", "waves", "wave_efficiency", "tile_efficiency", "heuristic_time_us", "autotune_candidates",
     "autotune_gain", "rotate_copies", "graph_launches", "verify_method", "verified_elements", "tolerance"};
 
+// Each library runs on one backend: asking for another is bad input (exit 2), found before
+// any library is loaded.
 std::string resolve_impl(const std::string& impl, const Backend& backend) {
-  if (impl != "auto") return impl;
-  if (backend.name() == "cuda") return "cublaslt";
-  if (backend.name() == "hip") return "hipblaslt";
-  return "openblas";
+  const std::string natural = backend.name() == "cuda" ? "cublaslt" : backend.name() == "hip" ? "hipblaslt" : "openblas";
+  if (impl == "auto") return natural;
+  if (impl != "openblas" && impl != "cublaslt" && impl != "hipblaslt")
+    throw UsageError("--impl: expected auto, openblas, cublaslt or hipblaslt, got '" + impl + "'");
+  if (impl != natural) {
+    const char* needs = impl == "cublaslt" ? "cuda" : impl == "hipblaslt" ? "hip" : "host";
+    throw UsageError("--impl " + impl + " needs --backend " + needs + " (this run's backend is " + backend.name() + ")");
+  }
+  return impl;
 }
-
-struct ShapeSpec {
-  int64_t m, n, k, batch;
-  DType dtype;
-  std::string layout;
-  std::string note;
-};
 
 std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
   std::vector<ShapeSpec> out;
   const auto dtypes = parse_dtype_list(o.dtype);
   const auto layouts = parse_word_list(o.layout, "layout", {"NN", "NT", "TN", "TT"});
-  const auto bs = parse_axis(o.batch, "batch");
-  if (!o.shapes.empty()) {
-    for (const auto& row : read_points_file(o.shapes)) {
-      ShapeSpec s{0, 0, 0, 1, dtypes.front(), layouts.front(), ""};
-      for (const auto& [col, val] : row) {
-        if (col == "m") s.m = parse_size(val, "shapes m");
-        else if (col == "n") s.n = parse_size(val, "shapes n");
-        else if (col == "k") s.k = parse_size(val, "shapes k");
-        else if (col == "batch") s.batch = parse_size(val, "shapes batch");
-        else if (col == "dtype") s.dtype = parse_dtype(val);
-        else if (col == "layout") s.layout = val;
-      }
-      if (!s.m || !s.n || !s.k) throw UsageError("--shapes: every row needs m, n and k");
-      out.push_back(s);
-    }
-    return out;
-  }
+  const auto bs = parse_axis(o.batch, "batch", {.min = 1});
+  if (!o.shapes.empty()) return read_shapes_file(o.shapes, dtypes.front(), layouts.front());
   std::vector<SetShape> dims;
   if (!o.set.empty()) {
     dims = find_shape_set(o.set).shapes;
   } else {
-    for (int64_t k : parse_axis(o.k, "k"))
-      for (int64_t n : parse_axis(o.n, "n"))
-        for (int64_t m : parse_axis(o.m, "m")) dims.push_back({m, n, k, ""});
+    for (int64_t k : parse_axis(o.k, "k", {.min = 1}))
+      for (int64_t n : parse_axis(o.n, "n", {.min = 1}))
+        for (int64_t m : parse_axis(o.m, "m", {.min = 1})) dims.push_back({m, n, k, ""});
   }
   for (DType t : dtypes)
     for (const auto& l : layouts)
@@ -116,8 +104,6 @@ GemmRunOptions run_options(const GemmOptions& o, const RunConfig& config, size_t
     throw UsageError("--algo: expected heuristic or autotune, got '" + o.algo + "'");
   if (algo == "heuristic" && o.autotune > 0)
     throw UsageError("--algo heuristic takes the library's first choice; --autotune N implies --algo autotune");
-  if (o.autotune < 0) throw UsageError("--autotune: expected a candidate count of at least 1");
-  if (o.graph < 0) throw UsageError("--graph: expected a launch count of at least 1");
   if ((o.rotate || o.graph > 0) && config.measure.cold)
     throw UsageError(std::string(o.rotate ? "--rotate" : "--graph") +
                      " replaces the cache flush with back-to-back launches; it cannot be combined with --regime cold");
@@ -170,18 +156,20 @@ int main(int argc, char** argv) {
     app.add_option("--out-dtype", opt.out_dtype, "auto, or the output type: bf16/fp16/fp32 for fp8, fp32 for fp16/bf16")
         ->capture_default_str();
     app.add_option("--layout", opt.layout, "NN, NT, TN, TT (list; column-major op(A) op(B))")->capture_default_str();
-    app.add_option("--alpha", opt.alpha, "scale of A*B")->capture_default_str();
-    app.add_option("--beta", opt.beta, "scale of C (beta != 0 also reads C)")->capture_default_str();
+    add_number(app, "--alpha", opt.alpha, "scale of A*B")->capture_default_str();
+    add_number(app, "--beta", opt.beta, "scale of C (beta != 0 also reads C)")->capture_default_str();
     auto* shapes = app.add_option("--shapes", opt.shapes, "CSV of shapes (m,n,k[,batch,dtype,layout]) instead of the axes");
     auto* set = app.add_option("--set", opt.set, "built-in shape set: square, llm, deepbench, align");
     set->excludes(m)->excludes(n)->excludes(k)->excludes(shapes);
     app.add_flag("--list", opt.list, "print the shapes (of --set, or of the axes) and exit without running");
     app.add_option("--impl", opt.impl, "auto, openblas, cublaslt, hipblaslt")->capture_default_str();
-    app.add_option("--workspace", opt.workspace_bytes, "library workspace bytes (default 32 MiB on Hopper, 4 MiB elsewhere)");
+    add_number(app, "--workspace", opt.workspace_bytes, "library workspace bytes (default 32 MiB on Hopper, 4 MiB elsewhere)",
+               {.min = 0, .max = 1099511627776.0});
     app.add_option("--algo", opt.algo, "heuristic (the library's first choice; default) or autotune");
-    app.add_option("--autotune", opt.autotune, "time the heuristic's top N candidates, keep the fastest (default N 8)");
+    add_number(app, "--autotune", opt.autotune, "time the heuristic's top N candidates, keep the fastest (default N 8)",
+               {.min = 1, .max = 1024});
     app.add_flag("--rotate", opt.rotate, "cold-rotate regime: cycle over copies of A/B(/C) exceeding 2x L2 instead of flushing");
-    app.add_option("--graph", opt.graph, "graph regime: time a CUDA/HIP graph replaying N launches");
+    add_number(app, "--graph", opt.graph, "graph regime: time a CUDA/HIP graph replaying N launches", {.min = 1, .max = 100000});
   };
   spec.before_run = [&](const RunConfig&) {
     if (!opt.list) return false;
@@ -197,7 +185,8 @@ int main(int argc, char** argv) {
     best = run.best;
     out_path = config.out;
     const std::optional<DType> out_dtype =
-        opt.out_dtype == "auto" ? std::nullopt : std::optional<DType>(parse_dtype(opt.out_dtype));
+        opt.out_dtype == "auto" ? std::nullopt : std::optional<DType>(parse_dtype_list(opt.out_dtype, "out-dtype").front());
+    if (opt.out_dtype.find(',') != std::string::npos) throw UsageError("--out-dtype: one dtype, got '" + opt.out_dtype + "'");
     if (impl == "cublaslt") {
 #if defined(GPUCAL_HAVE_CUDA)
       library = make_cublaslt_context(backend, workspace);
@@ -244,7 +233,8 @@ int main(int argc, char** argv) {
     try {
       best->write_csv(sidecar_path(out_path, ".best.csv"));
     } catch (const std::exception& e) {
-      std::cerr << "bench_gemm: error: " << e.what() << "\n";
+      // A run that already failed (a disk that filled up) said so in its one line.
+      if (code == 0) write_stderr_line(std::string("bench_gemm: error: ") + e.what());
       return code == 0 ? 1 : code;
     }
   }

@@ -120,9 +120,7 @@ int main(int argc, char** argv) {
       steps = from_model.groups_for_world(fits, meta, world.is_root());
     }
     const auto patterns = from_model.active() ? std::vector<std::string>{} : patterns_from(opt, world.size());
-    const auto sizes = from_model.active() ? std::vector<int64_t>{} : parse_axis(opt.sizes, "sizes");
-    for (int64_t s : sizes)
-      if (s < 1) throw UsageError("--sizes: every size must be at least 1 byte");
+    const auto sizes = from_model.active() ? std::vector<int64_t>{} : parse_axis(opt.sizes, "sizes", {.min = 1});
     bool messaging = !steps.empty();
     for (const auto& p : patterns) {
       check_rank_count(p, world.size());

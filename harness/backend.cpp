@@ -28,7 +28,21 @@ void Buffer::reset() {
   bytes_ = 0;
 }
 
+void require_memory(const Backend& backend, double bytes, const std::string& what) {
+  const double have = backend.available_memory_bytes();
+  if (have <= 0 || bytes <= 0.95 * have) return;
+  auto gib = [](double b) {
+    std::ostringstream s;
+    s.precision(3);
+    s << b / (1024.0 * 1024 * 1024) << " GiB";
+    return s.str();
+  };
+  throw SkipPoint("needs " + gib(bytes) + " of " + (backend.is_host() ? "host" : "device") + " memory for " + what +
+                  ", " + backend.info().name + " has " + gib(have) + (backend.is_host() ? " available" : ""));
+}
+
 Buffer Backend::allocate(size_t bytes, MemKind kind) {
+  require_memory(*this, static_cast<double>(bytes), "one buffer");
   if (bytes == 0) bytes = 1;  // a valid pointer for empty extents
   return Buffer(this, raw_allocate(bytes, kind), bytes, kind);
 }

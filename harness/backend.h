@@ -76,8 +76,12 @@ class Backend {
   const std::string& name() const { return info().backend; }
   bool is_host() const { return info().backend == "host"; }
 
+  // Throws SkipPoint when `bytes` exceed what require_memory allows.
   Buffer allocate(size_t bytes, MemKind kind = MemKind::device);
   virtual void release(void* ptr, MemKind kind) = 0;
+  // Bytes a point may allocate: the device's memory, or on the host the memory available
+  // now (MemAvailable), which overcommit would otherwise hide until the pages are touched.
+  virtual double available_memory_bytes() const { return static_cast<double>(info().memory_bytes); }
 
   // The stream all work of this backend goes to (nullptr on the host).
   virtual void* stream() = 0;
@@ -101,6 +105,11 @@ class Backend {
  protected:
   virtual void* raw_allocate(size_t bytes, MemKind kind) = 0;
 };
+
+// Before allocating: throws SkipPoint ("needs 96 GiB of device memory for A, B and D; NAME
+// has 80 GiB") when `bytes` exceed 95% of available_memory_bytes(). `bytes` is a double,
+// summed from double products, so a shape like 4G x 4G x 4G cannot wrap to a small number.
+void require_memory(const Backend& backend, double bytes, const std::string& what);
 
 // "auto" picks cuda, then hip, then host. Throws UsageError for an unknown name or a
 // backend that this build lacks or that has no device.

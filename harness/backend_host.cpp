@@ -125,6 +125,15 @@ class HostBackend : public Backend {
   HostBackend() : info_(host_info()) {}
   const DeviceInfo& info() const override { return info_; }
   void release(void* ptr, MemKind) override { std::free(ptr); }
+  double available_memory_bytes() const override {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    double kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit)
+      if (key == "MemAvailable:") return kib * 1024.0;
+    return static_cast<double>(info_.memory_bytes);
+  }
   void* stream() override { return nullptr; }
   void synchronize() override {}
   std::unique_ptr<DeviceTimer> make_timer() override { return std::make_unique<HostTimer>(); }

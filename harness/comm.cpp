@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "harness/errors.h"
+#include "harness/sweep.h"
 
 namespace gpucal {
 
@@ -24,10 +25,7 @@ ReduceOp parse_reduce_op(const std::string& name) {
 
 std::vector<ReduceOp> parse_reduce_op_list(const std::string& csv) {
   std::vector<ReduceOp> out;
-  std::stringstream in(csv);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(parse_reduce_op(item));
-  if (out.empty()) throw UsageError("empty op list");
+  for (const auto& item : parse_word_list(csv, "op")) out.push_back(parse_reduce_op(item));  // the list path
   return out;
 }
 

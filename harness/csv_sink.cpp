@@ -18,47 +18,52 @@ const std::vector<std::string>& common_columns() {
   return cols;
 }
 
-std::string csv_escape(const std::string& cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) {
-    if (c == '"') out += '"';
-    out += c;
+namespace {
+
+// Opening errors are bad input (exit 2): the --out path, or another run holding it.
+AppendFile open_output(const std::string& path, AppendFile::Lock lock) {
+  try {
+    return AppendFile(path, lock);
+  } catch (const OpenError& e) {
+    throw UsageError(e.what());
   }
-  return out + "\"";
 }
 
-CsvSink::CsvSink(const std::string& path, const std::vector<std::string>& bench_columns) : path_(path) {
-  columns_ = common_columns();
-  std::set<std::string> seen(columns_.begin(), columns_.end());
+std::vector<std::string> with_common(const std::vector<std::string>& bench_columns) {
+  std::vector<std::string> columns = common_columns();
+  std::set<std::string> seen(columns.begin(), columns.end());
   for (const auto& c : bench_columns)
-    if (seen.insert(c).second) columns_.push_back(c);
-  out_.open(path, std::ios::out | std::ios::trunc);
-  if (!out_) throw UsageError("cannot write '" + path + "'");
-  for (size_t i = 0; i < columns_.size(); ++i) out_ << (i ? "," : "") << columns_[i];
-  out_ << "\n" << std::flush;
+    if (seen.insert(c).second) columns.push_back(c);
+  return columns;
+}
+
+}  // namespace
+
+CsvSink::CsvSink(const std::string& path, const std::vector<std::string>& bench_columns)
+    : columns_(with_common(bench_columns)), out_(open_output(path, AppendFile::Lock::exclusive)) {
+  out_.append(csv_record(columns_));
 }
 
 void CsvSink::write(const Row& row) {
   std::set<std::string> known(columns_.begin(), columns_.end());
   for (const auto& kv : row.cells())
     if (!known.count(kv.first)) throw std::logic_error("row cell '" + kv.first + "' is not in the CSV schema");
-  for (size_t i = 0; i < columns_.size(); ++i) {
-    std::string cell = columns_[i] == "schema_version" ? std::to_string(kCsvSchemaVersion) : row.get(columns_[i]);
-    out_ << (i ? "," : "") << csv_escape(cell);
-  }
-  out_ << "\n" << std::flush;  // a crash later loses nothing measured
+  std::vector<std::string> cells;
+  for (const auto& column : columns_)
+    cells.push_back(column == "schema_version" ? std::to_string(kCsvSchemaVersion) : row.get(column));
+  out_.append(csv_record(cells));  // one write: a crash later loses nothing measured, and no half row
 }
 
-SamplesSink::SamplesSink(const std::string& path) : out_(path, std::ios::out | std::ios::trunc) {
-  if (!out_) throw UsageError("cannot write '" + path + "'");
-  out_ << "point,sample,time_us\n" << std::flush;
+SamplesSink::SamplesSink(const std::string& path) : out_(open_output(path, AppendFile::Lock::none)) {
+  out_.append("point,sample,time_us\n");
 }
 
 void SamplesSink::write(const std::string& point, const std::vector<double>& sample_seconds) {
+  std::string block;
+  const std::string key = csv_escape(point);
   for (size_t i = 0; i < sample_seconds.size(); ++i)
-    out_ << csv_escape(point) << "," << i << "," << format_number(sample_seconds[i] * 1e6) << "\n";
-  out_ << std::flush;
+    block += key + "," + std::to_string(i) + "," + format_number(sample_seconds[i] * 1e6) + "\n";
+  out_.append(block);
 }
 
 std::string sidecar_path(const std::string& csv_path, const std::string& suffix) {

@@ -1,13 +1,17 @@
 // The calibration CSV: a fixed column set chosen before the first row (never inferred from
 // it), schema_version in every row, each row written and flushed as its point finishes.
 // Per-sample times go to a second, long-format file (point, sample, time_us) for
-// distribution-aware comparisons.
+// distribution-aware comparisons. Both are AppendFiles (harness/file_io.h): a row, and a
+// point's samples, are each one write of whole lines, every write is checked, and the CSV
+// is locked so a second run with the same --out is refused.
 #pragma once
 
-#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "harness/csv_format.h"
+#include "harness/file_io.h"
 #include "harness/row.h"
 
 namespace gpucal {
@@ -17,29 +21,31 @@ constexpr int kCsvSchemaVersion = 1;
 // Columns every bench writes first, in this order (documented in results/SCHEMA.md).
 const std::vector<std::string>& common_columns();
 
-std::string csv_escape(const std::string& cell);
-
 class CsvSink {
  public:
-  // Throws UsageError when the file cannot be created. `bench_columns` follow the common ones.
+  // Throws UsageError when the file cannot be created or another run holds it.
+  // `bench_columns` follow the common ones.
   CsvSink(const std::string& path, const std::vector<std::string>& bench_columns);
-  void write(const Row& row);  // throws std::logic_error for a cell outside the schema
+  // Throws std::logic_error for a cell outside the schema, WriteError when writing fails.
+  void write(const Row& row);
+  void close() { out_.close(); }  // throws WriteError
   const std::vector<std::string>& columns() const { return columns_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return out_.path(); }
 
  private:
-  std::string path_;
   std::vector<std::string> columns_;
-  std::ofstream out_;
+  AppendFile out_;
 };
 
 class SamplesSink {
  public:
-  explicit SamplesSink(const std::string& path);
+  explicit SamplesSink(const std::string& path);  // throws UsageError
+  // All of a point's samples in one write; throws WriteError.
   void write(const std::string& point, const std::vector<double>& sample_seconds);
+  void close() { out_.close(); }
 
  private:
-  std::ofstream out_;
+  AppendFile out_;
 };
 
 // "dir/run.csv" -> "dir/run.json" / "dir/run.samples.csv".

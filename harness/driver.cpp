@@ -16,6 +16,8 @@
 
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
+#include "harness/file_io.h"
+#include "harness/flag_checks.h"
 #include "harness/progress.h"
 #include "harness/telemetry.h"
 #include "harness/thread_world.h"
@@ -185,7 +187,8 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       if (multi) {
         // The other ranks may be waiting inside a collective of this loop: write what we
         // have and end every rank rather than leave them hanging.
-        std::cerr << "rank " << world->rank() << ": " << op.point() << ": " << e.what() << "; aborting all ranks\n";
+        write_stderr_line("rank " + std::to_string(world->rank()) + ": " + op.point() + ": " + e.what() +
+                          "; aborting all ranks");
         if (ctx.emit && world->is_root()) ctx.emit(row, nullptr);
         world->abort(1);
       }
@@ -194,11 +197,14 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
   arm("teardown");
   Outcome released = agree_outcome(world, run_phase([&] { op.teardown(); }));
   if (!released.status.empty() && row.get("status") == "ok") record_failure("error", "teardown: " + released.detail);
-  if (ctx.watchdog) ctx.watchdog->disarm();
   ++tally.rows;
   if (row.get("status") == "error") ++tally.failures;
   if (row.get("status") == "skipped") ++tally.skips;
+  // The watchdog stays armed past the point: a row write that hangs (a stuck filesystem)
+  // is a stall like any other, and so is the hand-over to the next point.
+  arm("writing its row");
   if (ctx.emit && (!world || world->is_root())) ctx.emit(row, measured ? &*measured : nullptr);
+  arm("handing over to the next point");
   return row;
 }
 
@@ -212,30 +218,43 @@ int agreed_exit_code(World& world, int local_code, const std::string& local_msg,
   if (code == 0) return 0;
   for (const auto& m : world.gather_strings(local_code ? local_msg : ""))
     if (!m.empty()) {
-      std::cerr << prog << ": error: " << m << "\n";
+      write_stderr_line(prog + ": error: " + m);
       break;
     }
   return code;
 }
 
-// --inject-rank-fault KIND-rank=R[@P] (test only): rank R hangs (sleeps) or kills itself
-// (SIGKILL) at its first launch of the P-th point run (0-based, default 1).
+// --inject-rank-fault (test only): KIND-rank=R[@P]: rank R hangs (sleeps) or kills itself
+// (SIGKILL) at its first launch of the P-th point run (0-based, default 1); hang-sink[@P]:
+// rank 0 hangs while writing the P-th point's row (a stuck filesystem).
 struct RankFault {
-  std::string kind;  // "" | hang | kill
+  std::string kind;  // "" | hang | kill | hang-sink
   int rank = -1, point = 1;
 };
 
 RankFault parse_rank_fault(const std::string& text) {
   RankFault f;
   if (text.empty()) return f;
-  const std::regex re("(hang|kill)-rank=([0-9]+)(@([0-9]+))?");
+  const std::regex re("(hang|kill)-rank=([0-9]{1,6})(@([0-9]{1,6}))?|hang-sink(@([0-9]{1,6}))?");
   std::smatch m;
   if (!std::regex_match(text, m, re))
-    throw UsageError("--inject-rank-fault: expected hang-rank=R[@P] or kill-rank=R[@P], got '" + text + "'");
-  f.kind = m[1];
-  f.rank = std::stoi(m[2]);
-  if (m[4].matched) f.point = std::stoi(m[4]);
+    throw UsageError("--inject-rank-fault: expected hang-rank=R[@P], kill-rank=R[@P] or hang-sink[@P], got '" + text +
+                     "'");
+  if (m[1].matched) {
+    f.kind = m[1];
+    f.rank = std::stoi(m[2]);
+    if (m[4].matched) f.point = std::stoi(m[4]);
+  } else {
+    f.kind = "hang-sink";
+    f.rank = 0;
+    if (m[6].matched) f.point = std::stoi(m[6]);
+  }
   return f;
+}
+
+[[noreturn]] void hang_forever(const std::string& prog, int rank, const std::string& what) {
+  write_stderr_line(prog + ": rank " + std::to_string(rank) + ": injected fault: " + what);
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 // The GPU runtime --backend resolves to ("" for the host; auto: a runtime with any device).
@@ -350,10 +369,12 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
   Watchdog watchdog(
       launch.timeout_s,
       [&](const std::string& what, double seconds) {
-        std::cerr << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on "
-                  << world.hostname() << ": no progress for " << seconds << " s in " << what
-                  << "; aborting the communicators and every rank (rows measured so far are in "
-                  << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")" << std::endl;
+        std::ostringstream line;
+        line << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on " << world.hostname()
+             << ": no progress for " << seconds << " s in " << what
+             << "; aborting the communicators and every rank (rows measured so far are in "
+             << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")";
+        write_stderr_line(line.str());
       },
       [&] { world.abort(3); });
   Metadata meta(config, *backend);
@@ -386,31 +407,50 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     Progress progress(selected, !config.quiet && !launch.listing && world.is_root());
     RunTally tally;
     int points_run = 0;
+    const RankFault& fault = launch.fault;
+    // The first failed write (disk full, I/O error) stops the run: later points are not
+    // measured, since their rows could not be kept. Rows written before it are whole.
+    std::string write_failure;
     PointContext ctx{*backend, config, spec.bench,
                      [&](const Row& row, const Measurement* m) {
-                       if (csv) csv->write(row);
-                       if (samples && m) samples->write(row.get("point"), m->sample_seconds);
+                       if (fault.kind == "hang-sink" && points_run == fault.point)
+                         hang_forever(prog, world.rank(), "hang-sink while writing " + row.get("point"));
+                       if (!write_failure.empty()) return;
+                       try {
+                         // Samples first: a CSV row is the commit, and its samples are already there.
+                         if (samples && m) samples->write(row.get("point"), m->sample_seconds);
+                         if (csv) csv->write(row);
+                       } catch (const WriteError& e) {
+                         write_failure = e.what();
+                       }
                      },
                      &world, &watchdog, nullptr, nullptr};
     std::unique_ptr<Telemetry> telemetry = open_telemetry(backend->info());
     ctx.telemetry = telemetry.get();
     meta.doc()["telemetry"] = telemetry->source();
     bool fault_fired = false;
-    const RankFault& fault = launch.fault;
-    if (!fault.kind.empty() && fault.rank == world.rank())
+    if ((fault.kind == "hang" || fault.kind == "kill") && fault.rank == world.rank())
       ctx.before_launch = [&] {
         if (fault_fired || points_run != fault.point) return;
         fault_fired = true;
-        std::cerr << prog << ": rank " << world.rank() << ": injected fault: " << fault.kind << std::endl;
-        if (fault.kind == "kill") std::raise(SIGKILL);
-        std::this_thread::sleep_for(std::chrono::hours(1));
+        if (fault.kind == "kill") {
+          write_stderr_line(prog + ": rank " + std::to_string(world.rank()) + ": injected fault: kill");
+          std::raise(SIGKILL);
+        }
+        hang_forever(prog, world.rank(), fault.kind);
       };
     if (world.is_root()) {
       for (size_t i = 0; i < ops.size(); ++i) {
         Op* raw = ops[i].get();
         const int index = static_cast<int>(i);
         benchmark::RegisterBenchmark(raw->point().c_str(),
-                                     [raw, index, &world, &ctx, &tally, &progress, &points_run](benchmark::State& state) {
+                                     [raw, index, &world, &ctx, &tally, &progress, &points_run, &write_failure,
+                                      &watchdog](benchmark::State& state) {
+                                       if (!write_failure.empty()) {
+                                         state.SkipWithError("not run: an earlier row could not be written");
+                                         return;
+                                       }
+                                       watchdog.arm("handing point " + raw->point() + " to the other ranks");
                                        share_point_index(world, index);
                                        progress.start_point(raw->point());
                                        run_point(*raw, ctx, &state, tally);
@@ -422,29 +462,48 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
             ->Unit(benchmark::kMicrosecond);
       }
       benchmark::RunSpecifiedBenchmarks();
+      watchdog.arm("ending the run on every rank");
       share_point_index(world, -1);
     } else {
-      for (int index; (index = share_point_index(world, 0)) >= 0;) {
+      for (int index;;) {
+        watchdog.arm("waiting for rank 0's next point (rank 0 may be writing a row)");
+        if ((index = share_point_index(world, 0)) < 0) break;
         if (static_cast<size_t>(index) >= ops.size()) throw std::logic_error("rank 0 ran a point this rank lacks");
         run_point(*ops[static_cast<size_t>(index)], ctx, nullptr, tally);
         ++points_run;
       }
     }
-    code = tally.failures > 0 ? 1 : 0;
+    code = tally.failures > 0 || !write_failure.empty() ? 1 : 0;
     if (csv) {
+      watchdog.arm("writing the sidecar " + json_path);
       meta.finish(tally.rows, tally.failures, code);
-      meta.write(json_path);
+      try {
+        // A failed write keeps the sidecar of the run's start (write_file_atomic).
+        if (write_failure.empty()) meta.write(json_path);
+        csv->close();
+        samples->close();
+      } catch (const WriteError& e) {
+        write_failure = e.what();
+        code = 1;
+      }
+    }
+    watchdog.disarm();
+    if (!write_failure.empty()) {
+      write_stderr_line(prog + ": error: " + write_failure + "; the run stopped after " + std::to_string(tally.rows) +
+                        " point(s), and the rows written before the failure are whole");
+      return 1;
     }
     if (tally.failures > 0 && world.is_root())
-      std::cerr << prog << ": " << tally.failures << " of " << tally.rows << " points failed (see status_detail)\n";
+      write_stderr_line(prog + ": " + std::to_string(tally.failures) + " of " + std::to_string(tally.rows) +
+                        " points failed (see status_detail)");
     return code;
   } catch (const UsageError& e) {
     // Past setup every rank is in step; an error here may be this rank's alone.
-    std::cerr << prog << ": error: " << e.what() << "\n";
+    write_stderr_line(prog + ": error: " + e.what());
     if (world.size() > 1) world.abort(2);
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << prog << ": error: " << e.what() << "\n";
+    write_stderr_line(prog + ": error: " + e.what());
     if (world.size() > 1) world.abort(1);
     return 1;
   }
@@ -464,9 +523,10 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   Launch launch{spec, prog, "", false, spec.default_timeout_s, {}};
   std::string rank_fault_text, threads_text;
   if (spec.make_world_ops) {
-    app.add_option("--timeout", launch.timeout_s,
-                   "seconds without progress (a collective that does not finish) before the watchdog reports, "
-                   "aborts the communicators and exits non-zero; 0: off")
+    add_number(app, "--timeout", launch.timeout_s,
+               "seconds without progress (a collective that does not finish, a row write that hangs) before the "
+               "watchdog reports, aborts the communicators and exits non-zero; 0: off",
+               {.min = 0, .max = 1e6})
         ->capture_default_str();
     app.add_option("--threads", threads_text,
                    "single-process launch: N ranks as threads of this process, one GPU each from --device on "
@@ -493,12 +553,18 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   bool informational = false;
   step([&] {
     try {
+      if (const std::string why = missing_option_value(app, argc, argv); !why.empty()) throw UsageError(why);
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       throw UsageError(e.what());
     }
     finalize_config(config);
-    if (launch.timeout_s < 0) throw UsageError("--timeout must be non-negative");
+    try {
+      matches_filter("", launch.filter);  // an invalid regex is bad input, before anything runs
+    } catch (const std::regex_error& e) {
+      throw UsageError("--benchmark_filter: '" + launch.filter + "' is not a valid regular expression (" + e.what() +
+                       ")");
+    }
     launch.fault = parse_rank_fault(rank_fault_text);
     threads = resolve_threads(threads_text, config, world);
     informational = spec.before_run && spec.before_run(config);  // e.g. --list: exit 0

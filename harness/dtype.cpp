@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "harness/errors.h"
+#include "harness/sweep.h"
 
 namespace gpucal {
 
@@ -45,12 +46,19 @@ DType parse_dtype(const std::string& name) {
   throw UsageError(msg.str());
 }
 
-std::vector<DType> parse_dtype_list(const std::string& csv) {
+std::vector<DType> parse_dtype_list(const std::string& csv, const std::string& flag) {
   std::vector<DType> out;
-  std::stringstream in(csv);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(parse_dtype(item));
-  if (out.empty()) throw UsageError("empty dtype list");
+  for (const auto& item : parse_word_list(csv, flag)) {  // the list path: empty and repeated items
+    DType t;
+    try {
+      t = parse_dtype(item);
+    } catch (const UsageError& e) {
+      throw UsageError("--" + flag + ": " + e.what());
+    }
+    for (DType seen : out)
+      if (seen == t) throw UsageError("--" + flag + ": '" + item + "' names " + to_string(t) + " a second time");
+    out.push_back(t);
+  }
   return out;
 }
 

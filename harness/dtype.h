@@ -13,7 +13,8 @@ std::string to_string(DType t);
 // Accepts the canonical names (fp32, bf16, fp8_e4m3, ...) and common aliases (float, half,
 // e4m3, ...). Throws UsageError naming the accepted values.
 DType parse_dtype(const std::string& name);
-std::vector<DType> parse_dtype_list(const std::string& csv);
+// A --FLAG list of dtypes; messages name the flag. Throws UsageError.
+std::vector<DType> parse_dtype_list(const std::string& csv, const std::string& flag = "dtype");
 // Storage bytes of one element (tf32 is stored as fp32).
 size_t dtype_bytes(DType t);
 bool dtype_is_float(DType t);

@@ -10,6 +10,7 @@
 
 #include "gpucal/version.h"
 #include "harness/errors.h"
+#include "harness/file_io.h"
 
 extern char** environ;
 
@@ -97,13 +98,12 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
 void Metadata::add_library(const std::string& name, const std::string& version) { doc_["libraries"][name] = version; }
 
 void Metadata::write(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw UsageError("cannot write '" + path + "'");
-    out << doc_.dump(2) << "\n";
+  // Readers never see a half-written sidecar, and a failed write keeps the previous one.
+  try {
+    write_file_atomic(path, doc_.dump(2) + "\n");
+  } catch (const OpenError& e) {
+    throw UsageError(e.what());
   }
-  std::rename(tmp.c_str(), path.c_str());  // readers never see a half-written sidecar
 }
 
 void Metadata::finish(int rows, int failures, int exit_code) {

@@ -22,7 +22,8 @@ class Metadata {
   nlohmann::json& doc() { return doc_; }
   // Library name -> version, e.g. {"cublasLt", "13.0.0"}.
   void add_library(const std::string& name, const std::string& version);
-  void write(const std::string& path) const;  // throws UsageError when unwritable
+  // Atomic: throws UsageError when the path cannot be created, WriteError when writing fails.
+  void write(const std::string& path) const;
   void finish(int rows, int failures, int exit_code);
 
  private:

@@ -12,8 +12,13 @@
 
 namespace gpucal {
 
-int64_t parse_size(const std::string& text, const std::string& axis);
-std::vector<int64_t> parse_axis(const std::string& spec, const std::string& axis);
+// Values an axis accepts; sizes stop at 2^52 (exact in a double, beyond any size we sweep).
+struct AxisBounds {
+  int64_t min = 0;
+  int64_t max = int64_t{1} << 52;
+};
+int64_t parse_size(const std::string& text, const std::string& axis, AxisBounds bounds = {});
+std::vector<int64_t> parse_axis(const std::string& spec, const std::string& axis, AxisBounds bounds = {});
 // Comma-separated words, each checked against `allowed` (empty: anything non-empty).
 std::vector<std::string> parse_word_list(const std::string& spec, const std::string& axis,
                                          const std::vector<std::string>& allowed = {});
@@ -24,6 +29,19 @@ std::string format_size(int64_t bytes);
 
 namespace gpucal {
 // A points file: CSV with a header row; '#' starts a comment line. Returns one map per
-// data row (column -> text). Throws UsageError naming the file and line for bad rows.
-std::vector<std::vector<std::pair<std::string, std::string>>> read_points_file(const std::string& path);
+// data row (column -> text). Throws UsageError naming the file (and line) for an unknown,
+// duplicate or missing column, a row with the wrong number of cells, an empty cell, or a
+// file without data rows. `columns`: the columns a bench knows; `required`: those every
+// row needs. `flag` names the option in messages (e.g. "--shapes").
+struct PointsColumns {
+  std::vector<std::string> known, required;
+};
+std::vector<std::vector<std::pair<std::string, std::string>>> read_points_file(const std::string& path,
+                                                                              const PointsColumns& columns,
+                                                                              const std::string& flag);
+// The same on text already read (fuzzing, tests); `source` names it in messages.
+std::vector<std::vector<std::pair<std::string, std::string>>> parse_points_text(const std::string& text,
+                                                                               const std::string& source,
+                                                                               const PointsColumns& columns,
+                                                                               const std::string& flag);
 }  // namespace gpucal

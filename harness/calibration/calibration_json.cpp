@@ -4,8 +4,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "calibration_schema.h"
 #include "comm_fits.h"
 #include "compute_tables.h"
+#include "harness/file_io.h"
 
 namespace gpucal::calibration {
 
@@ -23,7 +25,7 @@ json distinct_values(const BenchResults& b, const std::string& column) {
 }  // namespace
 
 json build_calibration(const ResultsDir& results) {
-  std::vector<std::string> warnings, missing;
+  std::vector<std::string> warnings = results.warnings, missing;
   json doc{{"calibration_schema_version", kCalibrationSchemaVersion},
            {"generated_by", "gpucal fit"},
            {"results_dir", results.path}};
@@ -63,12 +65,7 @@ json build_calibration(const ResultsDir& results) {
   return doc;
 }
 
-void write_json_file(const json& document, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path + ": cannot write");
-  out << document.dump(2) << "\n";
-  if (!out) throw std::runtime_error(path + ": write failed");
-}
+void write_json_file(const json& document, const std::string& path) { write_file_atomic(path, document.dump(2) + "\n"); }
 
 json read_calibration_file(const std::string& path) {
   std::ifstream in(path);
@@ -79,11 +76,7 @@ json read_calibration_file(const std::string& path) {
   } catch (const json::exception& e) {
     throw std::runtime_error(path + ": malformed JSON: " + e.what());
   }
-  if (!doc.contains("calibration_schema_version"))
-    throw std::runtime_error(path + ": not a calibration.json (no calibration_schema_version)");
-  if (doc["calibration_schema_version"] != kCalibrationSchemaVersion)
-    throw std::runtime_error(path + ": calibration_schema_version " + doc["calibration_schema_version"].dump() +
-                             ", this gpucal reads " + std::to_string(kCalibrationSchemaVersion));
+  validate_calibration(doc, path);
   return doc;
 }
 

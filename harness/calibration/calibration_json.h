@@ -14,9 +14,10 @@ constexpr int kCalibrationSchemaVersion = 1;
 
 nlohmann::json build_calibration(const ResultsDir& results);
 
-// Writes pretty-printed JSON; throws std::runtime_error when the file cannot be written.
+// Writes pretty-printed JSON atomically (harness/file_io.h); throws OpenError or WriteError.
 void write_json_file(const nlohmann::json& document, const std::string& path);
-// Reads and checks calibration_schema_version; throws on a missing/unknown version.
+// Reads and checks the file against the schema (calibration_schema.h): throws SchemaError
+// naming the file and the JSON path, std::runtime_error for unreadable or malformed JSON.
 nlohmann::json read_calibration_file(const std::string& path);
 
 }  // namespace gpucal::calibration

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "harness/file_io.h"
 
 namespace gpucal::calibration {
 
@@ -49,12 +50,6 @@ std::string summary_line(const CompareResult& r) {
   return s.str();
 }
 
-std::ofstream open_out(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path + ": cannot write");
-  return out;
-}
-
 }  // namespace
 
 std::string xml_escape(const std::string& text) {
@@ -95,7 +90,7 @@ void print_compare_console(const CompareResult& r, std::ostream& out) {
 }
 
 void write_compare_markdown(const CompareResult& r, const std::string& path) {
-  std::ofstream out = open_out(path);
+  std::ostringstream out;
   out << "# gpucal compare\n\nBaseline `" << r.baseline_dir << "`, current `" << r.current_dir << "`.\n\n";
   if (!r.environment_changes.empty()) {
     out << "> **The runs differ in device or software**: times may not be comparable.\n\n"
@@ -111,10 +106,11 @@ void write_compare_markdown(const CompareResult& r, const std::string& path) {
         << " | " << p->bench << " | `" << p->point << "` | " << opt_us(p->baseline_median_us) << " | "
         << opt_us(p->current_median_us) << " | " << change_pct(*p) << " | " << p->test << " | " << p_text(*p) << " | "
         << p->detail << " |\n";
+  write_file_atomic(path, out.str());
 }
 
 void write_compare_junit(const CompareResult& r, const std::string& path) {
-  std::ofstream out = open_out(path);
+  std::ostringstream out;
   int skipped = 0;
   for (const auto& p : r.points)
     if (p.verdict == Verdict::only_in_baseline || p.verdict == Verdict::only_in_current ||
@@ -152,6 +148,7 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
     out << "</testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";
+  write_file_atomic(path, out.str());
 }
 
 nlohmann::json compare_to_json(const CompareResult& r) {

@@ -10,10 +10,13 @@ namespace gpucal::calibration {
 
 namespace {
 
-// Splits RFC 4180 text into records; records[i] starts at record_lines[i] (1-based).
+// Splits RFC 4180 text into records; records[i] starts at record_lines[i] (1-based). A
+// final data record without its line end is torn (the writer was killed mid-line, or the
+// disk filled): it is dropped and `torn` says where, since even a record with every field
+// may end in a cut number. Our writers end every record, the header included.
 void split_records(const std::string& text, const std::string& source,
                    std::vector<std::vector<std::string>>& records,
-                   std::vector<std::size_t>& record_lines) {
+                   std::vector<std::size_t>& record_lines, std::string& torn) {
   std::vector<std::string> record;
   std::string field;
   bool in_quotes = false, field_was_quoted = false, record_has_content = false;
@@ -70,8 +73,17 @@ void split_records(const std::string& text, const std::string& source,
       record_has_content = true;
     }
   }
-  if (in_quotes) throw CsvError(source + ":" + std::to_string(record_line) + ": unterminated quoted field");
-  if (!field.empty() || !record.empty() || record_has_content) end_record();
+  const bool unfinished = in_quotes || !field.empty() || !record.empty() || record_has_content;
+  if (!unfinished) return;
+  // A quoted field open across line ends is a malformed file, not a cut last line.
+  if (in_quotes && line != record_line)
+    throw CsvError(source + ":" + std::to_string(record_line) + ": unterminated quoted field");
+  if (records.empty() && !in_quotes) {
+    end_record();  // a header without its line end still names the columns
+    return;
+  }
+  torn = source + ":" + std::to_string(record_line) +
+         ": last line has no line end (its writer was interrupted); dropped";
 }
 
 }  // namespace
@@ -87,10 +99,12 @@ CsvTable CsvTable::read_file(const std::string& path) {
 CsvTable CsvTable::parse(const std::string& text, const std::string& source_name) {
   std::vector<std::vector<std::string>> records;
   std::vector<std::size_t> lines;
-  split_records(text, source_name, records, lines);
+  std::string torn;
+  split_records(text, source_name, records, lines, torn);
   if (records.empty()) throw CsvError(source_name + ": empty file (no header row)");
   CsvTable table;
   table.source_ = source_name;
+  if (!torn.empty()) table.warnings_.push_back(torn);
   table.columns_ = records[0];
   for (std::size_t c = 0; c < table.columns_.size(); ++c) {
     const std::string& name = table.columns_[c];
@@ -165,20 +179,15 @@ void CsvTable::require_columns(const std::vector<std::string>& required) const {
   if (!missing.empty()) throw CsvError(source_ + ": missing column(s) " + missing);
 }
 
-std::map<std::string, std::vector<double>> read_samples_file(const std::string& path) {
+std::map<std::string, std::vector<double>> read_samples_file(const std::string& path,
+                                                            std::vector<std::string>* warnings) {
   const CsvTable table = CsvTable::read_file(path);
+  if (warnings) warnings->insert(warnings->end(), table.warnings().begin(), table.warnings().end());
   table.require_columns({"point", "time_us"});
   std::map<std::string, std::vector<double>> samples;
   for (std::size_t r = 0; r < table.row_count(); ++r)
     samples[table.get_string(r, "point")].push_back(table.get_double(r, "time_us"));
   return samples;
-}
-
-std::string csv_quote(const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  std::string quoted = "\"";
-  for (char c : field) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 }  // namespace gpucal::calibration

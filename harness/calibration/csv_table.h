@@ -1,7 +1,8 @@
 // Reader for our calibration CSVs (RFC 4180: header row, comma separator, fields
 // optionally in double quotes with "" as an escaped quote, newlines allowed inside quotes,
 // LF or CRLF line ends). Columns are addressed by name; typed getters throw CsvError with
-// file, line and column so a malformed file is a one-line diagnosis.
+// file, line and column so a malformed file is a one-line diagnosis. A last line without
+// its line end (a run killed mid-write) is dropped and reported in warnings().
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,8 @@ class CsvTable {
 
   const std::string& source() const { return source_; }
   const std::vector<std::string>& columns() const { return columns_; }
+  // "file:line: ..." for each record dropped as torn.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   std::size_t row_count() const { return rows_.size(); }
   bool has_column(const std::string& column) const { return index_.count(column) != 0; }
   // 1-based line in the file where data row `row` starts (for messages).
@@ -54,13 +57,12 @@ class CsvTable {
   std::map<std::string, std::size_t> index_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<std::size_t> row_lines_;
+  std::vector<std::string> warnings_;
 };
 
 // Per-sample file FILE.samples.csv (columns point,sample,time_us): times in µs grouped by
-// point, in file order.
-std::map<std::string, std::vector<double>> read_samples_file(const std::string& path);
-
-// Quote a field for writing (only when it holds a comma, quote, CR or LF).
-std::string csv_quote(const std::string& field);
+// point, in file order. A torn last line is dropped and its warning appended to `warnings`.
+std::map<std::string, std::vector<double>> read_samples_file(const std::string& path,
+                                                            std::vector<std::string>* warnings = nullptr);
 
 }  // namespace gpucal::calibration

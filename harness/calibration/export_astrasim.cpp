@@ -36,7 +36,7 @@ ExportReport export_astrasim(const json& calibration, const std::string& out_dir
                                 std::to_string(spans_nodes));
       continue;
     }
-    const int64_t count = spans_nodes ? tier->group["nnodes"].get<int64_t>() : tier->group["ranks_per_node"].get<int64_t>();
+    const int64_t count = spans_nodes ? tier->group.at("nnodes").get<int64_t>() : tier->group.at("ranks_per_node").get<int64_t>();
     double latency_ns = 0;
     if (const auto p2p = p2p_latency(calibration, spans_nodes)) {
       latency_ns = p2p->us * 1e3 / 2;
@@ -44,7 +44,7 @@ ExportReport export_astrasim(const json& calibration, const std::string& out_dir
                              (p2p->pattern == "pingpong" ? "latency (pingpong alpha / 2)" : p2p->pattern + " alpha") +
                              " / 2 hops");
     } else {
-      const int64_t n = tier->group["nranks"].get<int64_t>();
+      const int64_t n = tier->group.at("nranks").get<int64_t>();
       latency_ns = tier->alpha_us * 1e3 / static_cast<double>(2 * (n - 1));
       report.notes.push_back(std::string(name) + " latency: no p2p rows, collective alpha / 2(n-1) steps");
     }
@@ -92,10 +92,10 @@ ExportReport export_astrasim(const json& calibration, const std::string& out_dir
               {"local-mem-bw", nullptr},
               {"peak-perf", nullptr}};
   const json& memory = calibration.at("memory");
-  if (memory.is_object() && memory.contains("d2d_copy")) system["local-mem-bw"] = memory["d2d_copy"]["best_gbps"];
+  if (memory.is_object() && memory.contains("d2d_copy")) system["local-mem-bw"] = memory.at("d2d_copy").at("best_gbps");
   else report.unfilled.push_back("local-mem-bw: no p2p 'copy' d2d rows");
   if (const auto dtype = preferred_matrix_dtype(calibration)) {
-    system["peak-perf"] = calibration["compute"]["gemm"][*dtype]["best_tflops"];
+    system["peak-perf"] = calibration.at("compute").at("gemm").at(*dtype).at("best_tflops");
     report.notes.push_back("peak-perf: best achieved " + *dtype + " GEMM TFLOP/s");
   } else {
     report.unfilled.push_back("peak-perf: no GEMM rows");

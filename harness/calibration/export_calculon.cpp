@@ -45,8 +45,8 @@ ExportReport export_calculon(const json& calibration, const std::string& out_dir
   const json& memory = calibration.at("memory");
   json mem1{{"GiB", nullptr}, {"GBps", nullptr}, {"MB_efficiency", nullptr}};
   if (memory.is_object() && memory.contains("d2d_copy")) {
-    mem1["GBps"] = memory["d2d_copy"]["best_gbps"];
-    mem1["MB_efficiency"] = step_table_floor_zero(memory["d2d_copy"]["MB_efficiency"]);
+    mem1["GBps"] = memory.at("d2d_copy").at("best_gbps");
+    mem1["MB_efficiency"] = step_table_floor_zero(memory.at("d2d_copy").at("MB_efficiency"));
     report.notes.push_back("mem1: GBps = best p2p copy d2d bandwidth_gbps as bench_p2p counts it");
   } else {
     report.unfilled.push_back("mem1.GBps, mem1.MB_efficiency: no p2p 'copy' d2d rows");

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "harness/file_io.h"
 
 namespace gpucal::calibration {
 
@@ -51,19 +52,19 @@ std::optional<NetworkTier> select_network_tier(const json& calibration, int span
   const json* best = nullptr;
   auto score = [](const json& g) {
     return std::make_tuple(g.value("collective", "") == "allreduce" ? 1 : 0, g.value("nranks", int64_t{0}),
-                           g["points"].size());
+                           g.at("points").size());
   };
   for (const json& g : calibration.at("communication").at("collectives")) {
     if (g.value("spans_nodes", int64_t{-1}) != spans_nodes) continue;
-    if (!g.contains("alpha_beta") || g["alpha_beta"].contains("error")) continue;
+    if (!g.contains("alpha_beta") || g.at("alpha_beta").contains("error")) continue;
     if (!best || score(g) > score(*best)) best = &g;
   }
   if (!best) return std::nullopt;
   NetworkTier tier;
   tier.group = *best;
-  tier.alpha_us = (*best)["alpha_beta"]["alpha_us"].get<double>();
-  tier.beta_gbps = (*best)["alpha_beta"]["beta_gbps"].get<double>();
-  tier.tier_size = spans_nodes ? (*best)["nranks"].get<int64_t>() : (*best)["ranks_per_node"].get<int64_t>();
+  tier.alpha_us = (*best).at("alpha_beta").at("alpha_us").get<double>();
+  tier.beta_gbps = (*best).at("alpha_beta").at("beta_gbps").get<double>();
+  tier.tier_size = spans_nodes ? (*best).at("nranks").get<int64_t>() : (*best).at("ranks_per_node").get<int64_t>();
   return tier;
 }
 
@@ -75,13 +76,13 @@ std::optional<P2pLatency> p2p_latency(const json& calibration, int spans_nodes) 
   const json* best = nullptr;
   for (const json& g : calibration.at("communication").at("p2p")) {
     if (g.value("spans_nodes", -1) != spans_nodes) continue;
-    if (!g.contains("alpha_beta") || g["alpha_beta"].contains("error")) continue;
+    if (!g.contains("alpha_beta") || g.at("alpha_beta").contains("error")) continue;
     if (!best || preference(g) > preference(*best)) best = &g;
   }
   if (!best) return std::nullopt;
   P2pLatency out;
   out.pattern = (*best).value("pattern", "");
-  out.us = (*best)["alpha_beta"]["alpha_us"].get<double>() / (out.pattern == "pingpong" ? 2 : 1);
+  out.us = (*best).at("alpha_beta").at("alpha_us").get<double>() / (out.pattern == "pingpong" ? 2 : 1);
   return out;
 }
 
@@ -122,11 +123,11 @@ std::optional<int> dtype_size_bytes(const std::string& dtype) {
 // the first sidecar that has it.
 std::optional<double> device_memory_gib(const json& calibration) {
   if (!calibration.contains("run_metadata")) return std::nullopt;
-  for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
+  for (const auto& [bench, sidecar] : calibration.at("run_metadata").items()) {
     (void)bench;
-    if (sidecar.is_object() && sidecar.contains("device") && sidecar["device"].contains("memory_bytes") &&
-        sidecar["device"]["memory_bytes"].is_number())
-      return sidecar["device"]["memory_bytes"].get<double>() / (1024.0 * 1024 * 1024);
+    if (sidecar.is_object() && sidecar.contains("device") && sidecar.at("device").contains("memory_bytes") &&
+        sidecar.at("device").at("memory_bytes").is_number())
+      return sidecar.at("device").at("memory_bytes").get<double>() / (1024.0 * 1024 * 1024);
   }
   return std::nullopt;
 }
@@ -145,11 +146,6 @@ std::string ensure_dir(const std::string& out_dir, const std::string& sub) {
   return dir.string();
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path + ": cannot write");
-  out << text;
-  if (!out) throw std::runtime_error(path + ": write failed");
-}
+void write_text_file(const std::string& path, const std::string& text) { write_file_atomic(path, text); }
 
 }  // namespace gpucal::calibration

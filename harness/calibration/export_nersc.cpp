@@ -30,7 +30,7 @@ ExportReport export_nersc(const json& calibration, const std::string& out_dir) {
   const json& gemm = calibration.at("compute").at("gemm");
   for (const char* dtype : {"bf16", "fp16"}) {
     if (gemm.is_object() && gemm.contains(dtype)) {
-      system["matrix_flops_fp16"] = gemm[dtype]["best_tflops"];
+      system["matrix_flops_fp16"] = gemm.at(dtype).at("best_tflops");
       report.notes.push_back(std::string("matrix_flops_fp16: best achieved ") + dtype + " GEMM TFLOP/s");
       break;
     }
@@ -39,7 +39,7 @@ ExportReport export_nersc(const json& calibration, const std::string& out_dir) {
   system["vector_flops_fp32"] = nullptr;
   report.unfilled.push_back("vector_flops_fp32: no elementwise/vector bench in gpucal yet");
   const json& memory = calibration.at("memory");
-  system["hbm_bandwidth"] = memory.is_object() && memory.contains("d2d_copy") ? memory["d2d_copy"]["best_gbps"] : json(nullptr);
+  system["hbm_bandwidth"] = memory.is_object() && memory.contains("d2d_copy") ? memory.at("d2d_copy").at("best_gbps") : json(nullptr);
   if (system["hbm_bandwidth"].is_null()) report.unfilled.push_back("hbm_bandwidth: no p2p 'copy' d2d rows");
   const auto gib = device_memory_gib(calibration);
   system["hbm_capacity"] = gib ? json(*gib) : json(nullptr);
@@ -70,11 +70,11 @@ ExportReport export_nersc(const json& calibration, const std::string& out_dir) {
   // Sigmoid fits: one per (collective, ranks_per_node, nnodes), preferring bf16.
   std::map<std::tuple<std::string, int64_t, int64_t>, const json*> chosen;
   for (const json& g : calibration.at("communication").at("collectives")) {
-    if (!g.contains("sigmoid") || g["sigmoid"].contains("error")) continue;
-    const auto key = std::make_tuple(g["collective"].get<std::string>(), g["ranks_per_node"].get<int64_t>(),
-                                     g["nnodes"].get<int64_t>());
+    if (!g.contains("sigmoid") || g.at("sigmoid").contains("error")) continue;
+    const auto key = std::make_tuple(g.at("collective").get<std::string>(), g.at("ranks_per_node").get<int64_t>(),
+                                     g.at("nnodes").get<int64_t>());
     const json*& current = chosen[key];
-    auto rank = [](const json& x) { return std::make_pair(x["dtype"] == "bf16" ? 1 : 0, x["points"].size()); };
+    auto rank = [](const json& x) { return std::make_pair(x.at("dtype") == "bf16" ? 1 : 0, x.at("points").size()); };
     if (!current || rank(g) > rank(*current)) current = &g;
   }
   if (chosen.empty()) {
@@ -83,9 +83,9 @@ ExportReport export_nersc(const json& calibration, const std::string& out_dir) {
   } else {
     json fits = json::object();
     for (const auto& [key, g] : chosen) {
-      const json& s = (*g)["sigmoid"];
+      const json& s = (*g).at("sigmoid");
       fits[std::get<0>(key)][std::to_string(std::get<1>(key))][std::to_string(std::get<2>(key))] = {
-          s["H_gbps"], s["k_per_log2_byte"], s["x0_log2_bytes"], s["y0_gbps"]};
+          s.at("H_gbps"), s.at("k_per_log2_byte"), s.at("x0_log2_bytes"), s.at("y0_gbps")};
     }
     write_text_file(dir + "/comm_sigmoid_fits.json", fits.dump(2) + "\n");
     report.files_written.push_back(dir + "/comm_sigmoid_fits.json");

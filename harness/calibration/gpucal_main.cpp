@@ -4,8 +4,10 @@
 //   gpucal fit RESULTS_DIR [-o calibration.json]
 //   gpucal export RESULTS_DIR|calibration.json --to calculon|astrasim|nersc|vtrain|all [-o DIR]
 //   gpucal compare BASELINE_DIR CURRENT_DIR [--threshold 0.05] [--markdown F] [--junit F] [--json F]
-// Exit codes: 0 ok; 1 regression (compare) or a failed bench (run); 2 bad input.
+// Exit codes: 0 ok; 1 regression (compare), a failed bench or a suite that measured nothing
+// (run), or a failed write (disk full: the previous file stays); 2 bad input.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -13,6 +15,8 @@
 #include "compare.h"
 #include "compare_report.h"
 #include "export_common.h"
+#include "harness/file_io.h"
+#include "harness/flag_checks.h"
 #include "results_dir.h"
 #include "run_suite.h"
 
@@ -22,10 +26,18 @@ using namespace gpucal::calibration;
 namespace fs = std::filesystem;
 
 constexpr int kExitBadInput = 2;
+constexpr int kExitFailure = 1;
+
+// Torn last lines dropped by the reader are worth a line each on stderr.
+ResultsDir load_results(const std::string& dir) {
+  ResultsDir results = load_results_dir(dir);
+  for (const auto& w : results.warnings) gpucal::write_stderr_line("gpucal: warning: " + w);
+  return results;
+}
 
 int cmd_fit(const std::string& results_dir, std::string out_path) {
   if (out_path.empty()) out_path = (fs::path(results_dir) / "calibration.json").string();
-  const nlohmann::json calibration = build_calibration(load_results_dir(results_dir));
+  const nlohmann::json calibration = build_calibration(load_results(results_dir));
   write_json_file(calibration, out_path);
   std::cout << "wrote " << out_path << " (calibration_schema_version " << kCalibrationSchemaVersion << ", "
             << calibration["communication"]["collectives"].size() << " collective group(s), "
@@ -41,7 +53,7 @@ int cmd_export(const std::string& source, const std::string& target, std::string
     calibration = read_calibration_file(source);
     if (out_dir.empty()) out_dir = (fs::path(source).parent_path() / "export").string();
   } else {
-    calibration = build_calibration(load_results_dir(source));
+    calibration = build_calibration(load_results(source));
     if (out_dir.empty()) out_dir = (fs::path(source) / "export").string();
   }
   for (const ExportReport& r : export_to(calibration, target, out_dir)) std::cout << format_export_report(r);
@@ -50,11 +62,10 @@ int cmd_export(const std::string& source, const std::string& target, std::string
 
 int cmd_compare(const std::string& baseline, const std::string& current, double threshold,
                 const std::string& markdown, const std::string& junit, const std::string& json_path) {
-  if (!(threshold >= 0)) throw std::invalid_argument("--threshold must be >= 0");
   CompareOptions options;
   options.threshold = threshold;
-  const ResultsDir baseline_results = load_results_dir(baseline);  // baseline errors reported first
-  const ResultsDir current_results = load_results_dir(current);
+  const ResultsDir baseline_results = load_results(baseline);  // baseline errors reported first
+  const ResultsDir current_results = load_results(current);
   const CompareResult result = compare_runs(baseline_results, current_results, options);
   print_compare_console(result, std::cout);
   if (!markdown.empty()) write_compare_markdown(result, markdown);
@@ -68,6 +79,14 @@ int cmd_compare(const std::string& baseline, const std::string& current, double 
 int main(int argc, char** argv) {
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
+  // CLI11 would call an unknown word "not expected" or ask for a subcommand: name it instead.
+  const std::vector<std::string> subcommands{"run", "fit", "export", "compare"};
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(subcommands.begin(), subcommands.end(), std::string(argv[1])) == subcommands.end()) {
+    gpucal::write_stderr_line(std::string("gpucal: error: unknown subcommand '") + argv[1] +
+                              "' (expected run, fit, export or compare)");
+    return kExitBadInput;
+  }
 
   RunOptions run;
   run.gpucal_path = argv[0];
@@ -99,19 +118,24 @@ int main(int argc, char** argv) {
   auto* compare_cmd = app.add_subcommand("compare", "flag regressions of CURRENT against BASELINE per point");
   compare_cmd->add_option("BASELINE_DIR", base_dir, "baseline results folder")->required();
   compare_cmd->add_option("CURRENT_DIR", cur_dir, "current results folder")->required();
-  compare_cmd->add_option("--threshold", threshold, "relative change of the median time that matters")
+  gpucal::add_number(*compare_cmd, "--threshold", threshold, "relative change of the median time that matters",
+                     {.min = 0, .max = 1e6})
       ->capture_default_str();
   compare_cmd->add_option("--markdown", markdown, "write a Markdown report");
   compare_cmd->add_option("--junit", junit, "write JUnit XML (one testcase per point)");
   compare_cmd->add_option("--json", compare_json, "write the comparison as JSON (for plots/plot_compare.py)");
 
+  if (const std::string why = gpucal::missing_option_value(app, argc, argv); !why.empty()) {
+    gpucal::write_stderr_line("gpucal: error: " + why);
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpucal: error: " << e.what() << "\n";  // one line, exit 2 like every bad input
-    return 2;
+    gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // one line, exit 2 like every bad input
+    return kExitBadInput;
   }
   try {
     if (*run_cmd) {
@@ -121,8 +145,11 @@ int main(int argc, char** argv) {
     if (*fit_cmd) return cmd_fit(fit_dir, fit_out);
     if (*export_cmd) return cmd_export(export_src, export_to_target, export_out);
     if (*compare_cmd) return cmd_compare(base_dir, cur_dir, threshold, markdown, junit, compare_json);
+  } catch (const gpucal::WriteError& e) {
+    gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // the inputs were fine; the output failed
+    return kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "gpucal: error: " << e.what() << "\n";
+    gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());
     return kExitBadInput;
   }
   return kExitBadInput;

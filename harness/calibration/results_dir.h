@@ -27,6 +27,7 @@ struct BenchResults {
 struct ResultsDir {
   std::string path;
   std::map<std::string, BenchResults> benches;  // by bench name
+  std::vector<std::string> warnings;            // torn last lines dropped ("file:line: ...")
   const BenchResults* find(const std::string& bench) const {
     auto it = benches.find(bench);
     return it == benches.end() ? nullptr : &it->second;
@@ -34,7 +35,9 @@ struct ResultsDir {
 };
 
 // Throws std::runtime_error when the folder is missing or holds none of the bench CSVs,
-// CsvError when a CSV is malformed or lacks the common columns.
+// CsvError when a CSV is malformed or lacks the common columns, when a row's schema_version
+// is not one this gpucal reads, or when an ok row has a time that is not a positive finite
+// number (the message names file, line and column).
 ResultsDir load_results_dir(const std::string& path);
 
 // Columns every bench writes (the common block of the CSV schema).

@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "calibration_json.h"
 #include "export_common.h"
 #include "results_dir.h"
+#include "harness/file_io.h"
+#include "harness/flag_checks.h"
 #include "suites.h"
 
 #ifndef GPUCAL_SOURCE_PLOTS_DIR
@@ -54,6 +57,34 @@ struct BenchOutcome {
   std::string bench, command, status;  // status: ok | failed (exit N) | not built
 };
 
+// Everything `gpucal run` can be told wrong, checked before any bench starts (exit 2):
+// a bench started with it would fail later, one log file at a time.
+void validate(const RunOptions& o) {
+  find_suite(o.suite);
+  if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
+    throw std::invalid_argument("--backend: unknown backend '" + o.backend + "' (expected auto, cuda, hip or host)");
+  if (!o.threads.empty() && o.threads != "all") {
+    const std::string why = gpucal::check_number_text(o.threads, true, {.min = 1, .max = 1024});
+    if (!why.empty()) throw std::invalid_argument("--threads: " + why + " or 'all'");
+  }
+  if (!o.bin_dir.empty() && !fs::is_directory(o.bin_dir))
+    throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
+  if (o.out_dir.empty()) throw std::invalid_argument("--out: expected a folder name, got ''");
+  if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
+    throw std::invalid_argument("--out: '" + o.out_dir + "' exists and is not a folder");
+  if (!o.mpirun.empty() && o.mpirun.find_first_not_of(" \t") == std::string::npos)
+    throw std::invalid_argument("--mpirun: expected a launcher command, got '" + o.mpirun + "'");
+}
+
+// The bench's own last error line in its log, for the summary.
+std::string last_error_line(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.rfind("bench_", 0) == 0 || line.find("error") != std::string::npos) last = line;
+  return last;
+}
+
 }  // namespace
 
 std::string find_python_with_matplotlib(std::string& why_not) {
@@ -73,11 +104,21 @@ std::string find_plots_dir(const std::string& gpucal_path) {
 }
 
 int run_suite(const RunOptions& o, std::ostream& log) {
+  validate(o);
   const Suite& suite = find_suite(o.suite);
   fs::create_directories(fs::path(o.out_dir) / "logs");
+  // One run per folder at a time: a second one would overwrite the first's CSVs and fits.
+  std::unique_ptr<AppendFile> folder_lock;
+  try {
+    folder_lock = std::make_unique<AppendFile>((fs::path(o.out_dir) / ".gpucal-run.lock").string(),
+                                               AppendFile::Lock::exclusive);
+  } catch (const OpenError&) {
+    throw std::invalid_argument("--out: another gpucal run is writing to '" + o.out_dir + "'");
+  }
   log << "gpucal run: suite " << suite.name << " (" << suite.purpose << ") -> " << o.out_dir << "\n";
   std::vector<BenchOutcome> outcomes;
   bool any_failed = false;
+  std::string failed_benches;
   for (const BenchInvocation& inv : suite.benches) {
     const std::string binary = "bench_" + inv.bench;
     fs::path found;
@@ -112,7 +153,12 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
     const int status = exit_status(std::system((cmd.str() + " >" + shell_quote(bench_log) + " 2>&1").c_str()));
     const std::string verdict = status == 0 ? "ok" : "failed (exit " + std::to_string(status) + ", see " + bench_log + ")";
-    if (status != 0) any_failed = true;
+    if (status != 0) {
+      any_failed = true;
+      failed_benches += (failed_benches.empty() ? "" : ", ") + binary + " (exit " + std::to_string(status) + ")";
+      const std::string why = last_error_line(bench_log);
+      if (!why.empty()) log << "    " << why << "\n";
+    }
     log << "    " << verdict << "\n";
     outcomes.push_back({inv.bench, cmd.str(), verdict});
   }
@@ -123,8 +169,10 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   for (const auto& b : outcomes) summary << "| " << b.bench << " | " << b.status << " | `" << b.command << "` |\n";
 
   json calibration;
+  size_t ok_rows = 0;
   try {
     const ResultsDir results = load_results_dir(o.out_dir);
+    for (const auto& [name, b] : results.benches) ok_rows += b.ok_rows.size();
     calibration = build_calibration(results);
     write_json_file(calibration, (fs::path(o.out_dir) / "calibration.json").string());
     log << "  fit: wrote " << (fs::path(o.out_dir) / "calibration.json").string() << "\n";
@@ -190,7 +238,15 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   const std::string summary_path = (fs::path(o.out_dir) / "summary.md").string();
   write_text_file(summary_path, summary.str());
   log << "  summary: " << summary_path << "\n";
-  return any_failed ? 1 : 0;
+  log.flush();
+  // The outcome on stderr in one line: what failed, or that nothing was measured at all.
+  if (!failed_benches.empty())
+    gpucal::write_stderr_line("gpucal: error: suite " + suite.name + ": " + failed_benches + " failed; see " +
+                              (fs::path(o.out_dir) / "logs").string());
+  else if (ok_rows == 0)
+    gpucal::write_stderr_line("gpucal: error: suite " + suite.name + " measured nothing (no bench wrote an ok row); see " +
+                              summary_path);
+  return any_failed || ok_rows == 0 ? 1 : 0;
 }
 
 }  // namespace gpucal::calibration

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "csv_table.h"
+#include "harness/csv_format.h"
 #include "test_util.h"
 
 namespace gpucal::calibration {
@@ -34,10 +35,35 @@ TEST(CsvTable, EmptyFieldsAndOptionalGetters) {
   EXPECT_THROW(t.get_double(0, "b"), CsvError);
 }
 
-TEST(CsvTable, TrailingLineWithoutNewlineAndBlankLinesIgnored) {
-  const CsvTable t = CsvTable::parse("a,b\n\n1,2\n\n3,4", "x.csv");
+TEST(CsvTable, BlankLinesIgnored) {
+  const CsvTable t = CsvTable::parse("a,b\n\n1,2\n\n3,4\n", "x.csv");
   ASSERT_EQ(t.row_count(), 2u);
   EXPECT_EQ(t.get_int(1, "b"), 4);
+  EXPECT_TRUE(t.warnings().empty());
+}
+
+// A run killed mid-line leaves a last line without its line end: dropped with a warning,
+// even when it has every field (its last number may be cut: 12.3 of 12.345).
+TEST(CsvTable, TornLastLineDroppedWithWarning) {
+  for (const std::string& torn : {"3,12.3", "3,", "3", "\"p,1", "\"p,1\",4"}) {
+    const CsvTable t = CsvTable::parse("a,b\n1,2\n" + torn, "x.csv");
+    ASSERT_EQ(t.row_count(), 1u) << torn;
+    ASSERT_EQ(t.warnings().size(), 1u) << torn;
+    EXPECT_NE(t.warnings()[0].find("x.csv:3: last line has no line end"), std::string::npos) << t.warnings()[0];
+  }
+  const CsvTable header_only = CsvTable::parse("a,b", "h.csv");  // a header needs no line end
+  EXPECT_EQ(header_only.columns().size(), 2u);
+  EXPECT_TRUE(header_only.warnings().empty());
+}
+
+// The writer's records read back as written, the one-column empty record included.
+TEST(CsvTable, WriterRecordsRoundTrip) {
+  const std::vector<std::vector<std::string>> records = {{""}, {"a,b"}, {"\"q\""}, {"x\ny"}};
+  for (const auto& cells : records) {
+    const CsvTable t = CsvTable::parse(csv_record({"h"}) + csv_record(cells), "r.csv");
+    ASSERT_EQ(t.row_count(), 1u) << cells[0];
+    EXPECT_EQ(t.get_string(0, "h"), cells[0]);
+  }
 }
 
 // The message must name file, line and column so the user can fix the file.
@@ -55,7 +81,7 @@ void expect_error(const std::string& text, const std::string& fragment,
 TEST(CsvTable, ErrorsSayWhereAndWhat) {
   expect_error("", "empty file");
   expect_error("a,b\n1,2,3\n", "bad.csv:2: 3 fields, header has 2");
-  expect_error("a,b\n\"open,2\n", "unterminated quoted field");
+  expect_error("a,b\n\"open,2\n", "bad.csv:2: unterminated quoted field");
   expect_error("a,a\n1,2\n", "duplicate column 'a'");
   expect_error("a,b\n1,x\"y\n", "quote inside an unquoted field");
   expect_error("a,b\n\"1\"x,2\n", "text after a closing quote");
@@ -78,9 +104,9 @@ TEST(CsvTable, ReadsSamplesFileGroupedByPoint) {
 
 TEST(CsvTable, QuoteRoundTrips) {
   const std::string field = "a,\"b\"\nc";
-  const CsvTable t = CsvTable::parse("x\n" + csv_quote(field) + "\n", "q.csv");
+  const CsvTable t = CsvTable::parse("x\n" + csv_escape(field) + "\n", "q.csv");
   EXPECT_EQ(t.get_string(0, "x"), field);
-  EXPECT_EQ(csv_quote("plain"), "plain");
+  EXPECT_EQ(csv_escape("plain"), "plain");
 }
 
 }  // namespace

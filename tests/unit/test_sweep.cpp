@@ -44,6 +44,23 @@ TEST(Sweep, WordLists) {
   EXPECT_EQ(parse_word_list("NN,TT", "layout", {"NN", "NT", "TN", "TT"}), (std::vector<std::string>{"NN", "TT"}));
   EXPECT_THROW(parse_word_list("NX", "layout", {"NN", "NT"}), UsageError);
   EXPECT_THROW(parse_word_list("NN,", "layout"), UsageError);
+  EXPECT_THROW(parse_word_list(",NN", "layout"), UsageError);
+  EXPECT_THROW(parse_word_list("NN,NN", "layout"), UsageError);  // the same point twice
+}
+
+// Bounds and duplicates: one path for every numeric list.
+TEST(Sweep, BoundsAndDuplicates) {
+  EXPECT_EQ(parse_axis("1,2", "kv-heads", {.min = 1, .max = 8}), V({1, 2}));
+  for (const char* bad : {"0", "9", "0:4:+1", "4:16:x2", "2,1:4:x2"}) {
+    try {
+      parse_axis(bad, "kv-heads", {.min = 1, .max = 8});
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--kv-heads"), std::string::npos) << e.what();
+    }
+  }
+  // 4G does not fit a rank count: an error, not a wrapped 0.
+  EXPECT_THROW(parse_size("4G", "ranks", {.min = 1, .max = 2147483647}), UsageError);
 }
 
 TEST(Sweep, FormatSize) {
@@ -59,14 +76,26 @@ TEST(Sweep, PointsFile) {
     std::ofstream f(path);
     f << "# comment\nm,n,k\n64, 128, 256\n\n32,32,32\n";
   }
-  auto rows = read_points_file(path);
+  const PointsColumns cols{{"m", "n", "k", "batch"}, {"m", "n", "k"}};
+  auto rows = read_points_file(path, cols, "--shapes");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][1].first, "n");
   EXPECT_EQ(rows[0][1].second, "128");
-  {
-    std::ofstream f(path);
-    f << "m,n,k\n1,2\n";
-  }
-  EXPECT_THROW(read_points_file(path), UsageError);
-  EXPECT_THROW(read_points_file(path + ".missing"), UsageError);
+  auto expect_error = [&](const std::string& text, const std::string& fragment) {
+    try {
+      parse_points_text(text, "s.csv", cols, "--shapes");
+      FAIL() << "accepted '" << text << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error("m,n,k\n1,2\n", "s.csv:2: expected 3 cells, got 2");
+  expect_error("m,n,k\n", "no data rows");
+  expect_error("", "no header row");
+  expect_error("m,n,k,x\n1,2,3,4\n", "unknown column 'x'");
+  expect_error("m,n,k,m\n1,2,3,4\n", "column 'm' appears twice");
+  expect_error("m,n\n1,2\n", "lacks column 'k'");
+  expect_error("m,n,k\n1,,3\n", "column 'n' is empty");
+  expect_error("\x7f\x45LF\x01\x02\n", "unknown column");
+  EXPECT_THROW(read_points_file(path + ".missing", cols, "--shapes"), UsageError);
 }

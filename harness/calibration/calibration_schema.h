@@ -1,0 +1,21 @@
+// The calibration.json schema as the exporters and `gpucal run` read it, checked when a
+// file is read: a missing key, a wrong type, an empty measured curve or a non-finite number
+// is one line naming the file and the JSON path ($.communication.collectives[2].points),
+// instead of a crash or a wrong number later. Keys this gpucal does not read are allowed
+// (a newer writer may add some); calibration_schema_version is checked first.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace gpucal::calibration {
+
+class SchemaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws SchemaError "SOURCE: $.path: what"; `source` names the file.
+void validate_calibration(const nlohmann::json& doc, const std::string& source);
+
+}  // namespace gpucal::calibration

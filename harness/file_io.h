@@ -1,0 +1,65 @@
+// Checked file output, in one place for the benches and gpucal: every write, sync, close
+// and rename is checked, and a failure throws with the file and the reason in one line.
+//   AppendFile         a file that grows as a run goes (the calibration CSV, the samples
+//                      file): each append() is one write(2) of whole lines, so a killed run
+//                      leaves whole lines; a failed append (disk full) is cut back to the end
+//                      of the last whole append before it throws. With Lock::exclusive the
+//                      file is locked (flock) before it is truncated: a second run with the
+//                      same --out is refused instead of interleaving with the first.
+//   write_file_atomic  a file replaced whole (the JSON sidecar, calibration.json, reports):
+//                      written to a temporary beside it, synced, and renamed over it only
+//                      when all of it is written; on failure the previous file stays.
+// Exit codes follow the two kinds: OpenError (the path cannot be created, or another run
+// holds it) is bad input, 2; WriteError (I/O failed after the output was open) is 1.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gpucal {
+
+class OpenError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class WriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class AppendFile {
+ public:
+  enum class Lock { none, exclusive };
+  // Creates (or truncates) `path`; throws OpenError.
+  AppendFile(const std::string& path, Lock lock);
+  ~AppendFile();
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  // One write(2) of `bytes` (retried only for what a partial write left); throws WriteError.
+  void append(const std::string& bytes);
+  // Flushes to stable storage (where the file supports it) and closes; throws WriteError.
+  // The destructor closes without checking.
+  void close();
+  const std::string& path() const { return path_; }
+
+ private:
+  [[noreturn]] void fail(int err);
+  std::string path_;
+  int fd_ = -1;
+  bool regular_ = false;
+  long long whole_bytes_ = 0;  // end of the last complete append
+};
+
+// Throws OpenError when the temporary cannot be created, WriteError when writing fails.
+// Targets that are not regular files (/dev/stdout, /dev/full, a pipe) are written in place.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace gpucal
+
+namespace gpucal {
+// One line on stderr in one write(2): lines from several ranks or threads never interleave
+// mid-line. A line end is added.
+void write_stderr_line(const std::string& line);
+}  // namespace gpucal
