@@ -99,20 +99,49 @@ struct BwdArgs {
   bool causal;
 };
 
-// Rows [row0, row0 + kRows) x columns [0, D) of a [seq][D] slice with row stride `stride`
-// -> smem with row stride ld, in 16-byte chunks; rows >= nrows are zero-filled.
+// One thread's share of copying rows [row0, row0 + kRows) x columns [0, D) of a [seq][D]
+// slice with row stride `stride` to smem with row stride ld, in 16-byte chunks; rows >=
+// nrows are zero-filled. issue() starts it, land() finishes it (flash_mma.h: nothing to do
+// on CUDA, where cp.async writes shared memory itself; the register-held chunks' stores on
+// HIP). Call land() before the async_wait_all() that precedes the tile's use.
+template <int kRows, int D, int kThreads>
+struct TileCopy {
+  static constexpr int kChunksPerRow = D / 8, kChunks = kRows * kChunksPerRow;
+  static constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
+  uint16_t* s = nullptr;
+  int ld = 0;
+  Staged16 held[kIters];
+
+  __device__ __forceinline__ void issue(uint16_t* smem, int smem_ld, const uint16_t* g, int64_t stride, int row0,
+                                        int nrows) {
+    s = smem;
+    ld = smem_ld;
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      const int c = static_cast<int>(threadIdx.x) + it * kThreads;
+      if (kChunks % kThreads != 0 && c >= kChunks) break;
+      const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
+      const bool valid = row0 + r < nrows;
+      copy16_issue(held[it], s + r * ld + col, valid ? g + (row0 + r) * stride + col : g, valid);
+    }
+  }
+  __device__ __forceinline__ void land() {
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      const int c = static_cast<int>(threadIdx.x) + it * kThreads;
+      if (kChunks % kThreads != 0 && c >= kChunks) break;
+      copy16_land(s + (c / kChunksPerRow) * ld + (c % kChunksPerRow) * 8, held[it]);
+    }
+  }
+};
+
+// A tile copy that is waited for right away (no compute to overlap it with).
 template <int kRows, int D, int kThreads>
 __device__ __forceinline__ void load_tile(uint16_t* s, int ld, const uint16_t* g, int64_t stride, int row0,
                                           int nrows) {
-  constexpr int kChunksPerRow = D / 8, kChunks = kRows * kChunksPerRow;
-#pragma unroll
-  for (int it = 0; it < (kChunks + kThreads - 1) / kThreads; ++it) {
-    const int c = static_cast<int>(threadIdx.x) + it * kThreads;
-    if (kChunks % kThreads != 0 && c >= kChunks) break;
-    const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
-    const bool valid = row0 + r < nrows;
-    copy16_async(s + r * ld + col, valid ? g + (row0 + r) * stride + col : g, valid);
-  }
+  TileCopy<kRows, D, kThreads> copy;
+  copy.issue(s, ld, g, stride, row0, nrows);
+  copy.land();
 }
 
 // c[t] = A * B_t^T for t < kTiles, reduced over the head dimension in kDT steps of 16:
@@ -171,11 +200,14 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads) flash_fwd_kernel(const Fw
 #pragma unroll
   for (int r = 0; r < kAccRows; ++r) m_run[r] = -INFINITY, l_run[r] = 0.f;
 
+  // The copies that overlap compute: V_nb during S_nb, K_{nb+1} during P_nb V_nb.
+  TileCopy<kBN, D, kThreads> v_copy, k_copy;
   for (int nb = 0; nb < n_blocks; ++nb) {
     const int n0 = nb * kBN;
+    if (nb > 0) k_copy.land();
     async_wait_all();
     __syncthreads();  // K_nb (and Q) visible; every warp finished P V of the previous step
-    load_tile<kBN, D, kThreads>(sV, kLd, v, a.kv_seq, n0, a.seq_kv);
+    v_copy.issue(sV, kLd, v, a.kv_seq, n0, a.seq_kv);
     async_commit();
 
     // S = Q K^T for this warp's 16 rows x kBN keys.
@@ -221,9 +253,10 @@ __global__ void __launch_bounds__(FwdCfg<D>::kThreads) flash_fwd_kernel(const Fw
         l_run[acc_slot(e)] += p;  // lane-partial; reduced across lanes once at the end
       }
 
+    v_copy.land();
     async_wait_all();
     __syncthreads();  // V_nb visible; every warp finished reading K_nb
-    if (nb + 1 < n_blocks) load_tile<kBN, D, kThreads>(sK, kLd, k, a.kv_seq, n0 + kBN, a.seq_kv);
+    if (nb + 1 < n_blocks) k_copy.issue(sK, kLd, k, a.kv_seq, n0 + kBN, a.seq_kv);
     async_commit();
 
     // O += P V: P's accumulator tile kt is the A operand for keys 16kt..16kt+15.

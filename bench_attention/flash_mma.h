@@ -114,12 +114,20 @@ __device__ __forceinline__ void mma(FragC& c, const FragA& a, const FragB& b) {
   c.v[3] = acc[3];
 }
 
-// Global -> shared 16-byte copy, zero-filled when !valid. HIP: synchronous; the kernels'
-// barriers after async_wait_all() make it visible exactly as on CUDA.
-__device__ __forceinline__ void copy16_async(void* smem, const void* gmem, bool valid) {
-  uint4 v = make_uint4(0, 0, 0, 0);
-  if (valid) v = *reinterpret_cast<const uint4*>(gmem);
-  *reinterpret_cast<uint4*>(smem) = v;
+// Global -> shared 16-byte copy in two halves, zero-filled when !valid. AMD GPUs have no
+// cp.async: copy16_issue loads into a register (the load stays in flight: the compiler
+// waits for it only where the register is used), copy16_land stores it to LDS. The kernels
+// land a tile just before async_wait_all(), so the loads overlap the MMAs between issue and
+// land as cp.async's do on CUDA (the LDS write falls inside the window cp.async has for
+// its own), and the barrier after the wait makes the tile visible.
+struct Staged16 {
+  uint4 v;
+};
+__device__ __forceinline__ void copy16_issue(Staged16& held, void*, const void* gmem, bool valid) {
+  held.v = valid ? *reinterpret_cast<const uint4*>(gmem) : make_uint4(0, 0, 0, 0);
+}
+__device__ __forceinline__ void copy16_land(void* smem, const Staged16& held) {
+  *reinterpret_cast<uint4*>(smem) = held.v;
 }
 __device__ __forceinline__ void async_commit() {}
 __device__ __forceinline__ void async_wait_all() {}
@@ -233,6 +241,12 @@ __device__ __forceinline__ void copy16_async(void* smem, const void* gmem, bool 
 }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// The copy is in flight from copy16_issue on (cp.async); nothing is held, nothing to land.
+struct Staged16 {};
+__device__ __forceinline__ void copy16_issue(Staged16&, void* smem, const void* gmem, bool valid) {
+  copy16_async(smem, gmem, valid);
+}
+__device__ __forceinline__ void copy16_land(void*, const Staged16&) {}
 #endif
 
 __device__ __forceinline__ void zero(FragC& c) {

@@ -85,7 +85,13 @@ void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
     send_ = send_buf_.get();
     recv_ = recv_buf_.get();
   }
-  if (p_.graph) graph_ = group_->comm->capture_graph([this] { issue(); });
+  if (p_.graph) {
+    // NCCL >= 2.22 sets connections up lazily, at a communicator's first collective of a
+    // kind; that setup cannot happen inside a stream capture. One eager launch first.
+    issue();
+    backend.synchronize();
+    graph_ = group_->comm->capture_graph([this] { issue(); });
+  }
 }
 
 void CollectiveOp::issue() {

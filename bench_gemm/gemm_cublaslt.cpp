@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench_gemm/cublaslt_status.h"
 #include "bench_gemm/gemm_impls.h"
 #include "harness/errors.h"
 
@@ -240,13 +241,15 @@ class CublasLtGemm : public GemmOp {
     int found = 0;
     const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx_->handle(), plan->desc, plan->a, plan->b, plan->c,
                                                              plan->c, plan->pref, requested(), results.data(), &found);
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    const HeuristicVerdict verdict = cublaslt_heuristic_verdict(st, found);
+    if (verdict == HeuristicVerdict::skip) {
       plan->skip = "cuBLASLt has no algorithm for " + to_string(p_.user_dtype()) + "->" + to_string(p_.output) + " " +
-                   p_.layout + " on " + backend_->info().arch +
-                   (p_.math == DType::int8 ? " (cuBLASLt int8 wants TN and dimensions in multiples of 4)" : "");
+                   p_.layout + " on " + backend_->info().arch + " (heuristic: " + cublas_status_name(st) +
+                   (st == CUBLAS_STATUS_SUCCESS ? ", 0 candidates" : "") + ")" +
+                   (p_.math == DType::int8 ? "; cuBLASLt int8 wants TN and dimensions in multiples of 4" : "");
       return plan;
     }
-    CUBLASLT_CHECK(st);
+    CUBLASLT_CHECK(st);  // HeuristicVerdict::error: an error row naming the status
     results.resize(static_cast<size_t>(found));
     plan->candidates = std::move(results);
     return plan;

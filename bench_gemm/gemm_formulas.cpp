@@ -1,5 +1,7 @@
 #include "bench_gemm/gemm_formulas.h"
 
+#include "bench_gemm/gemm_reference.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -44,6 +46,29 @@ int64_t rotation_copies(size_t set_bytes, size_t cache_bytes) {
   if (set_bytes == 0) throw std::invalid_argument("rotation_copies: empty input set");
   const int64_t others = static_cast<int64_t>((2 * cache_bytes + set_bytes - 1) / set_bytes);
   return std::max<int64_t>(2, others + 1);
+}
+
+size_t rotation_stride_bytes(size_t bytes) {
+  return (bytes + kOperandAlignBytes - 1) / kOperandAlignBytes * kOperandAlignBytes;
+}
+
+int64_t reference_tile_step(int64_t m, int64_t n, int64_t k, int64_t batch, double flop_budget) {
+  const int64_t col_tiles = (n + kReferenceTile - 1) / kReferenceTile;
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                       static_cast<double>(batch);
+  const double step = std::ceil(flops / flop_budget);
+  return std::max<int64_t>(1, std::min<int64_t>(col_tiles, static_cast<int64_t>(step)));
+}
+
+uint64_t reference_checked_elements(int64_t m, int64_t n, int64_t batch, int64_t step) {
+  const int64_t t = kReferenceTile, row_tiles = (m + t - 1) / t, col_tiles = (n + t - 1) / t;
+  uint64_t per_batch = 0;
+  for (int64_t rt = 0; rt < row_tiles; ++rt) {
+    const int64_t rows = std::min<int64_t>(t, m - rt * t);
+    for (int64_t ct = rt % step; ct < col_tiles; ct += step)
+      per_batch += static_cast<uint64_t>(rows) * static_cast<uint64_t>(std::min<int64_t>(t, n - ct * t));
+  }
+  return per_batch * static_cast<uint64_t>(batch);
 }
 
 double fp8_max_finite(DType t) {

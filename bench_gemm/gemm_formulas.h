@@ -42,6 +42,22 @@ TileShape parse_tile(const std::string& text);
 //   copies = ceil(2 * cache_bytes / set_bytes) + 1, and at least 2,
 // where set_bytes is one copy of everything a launch reads (A, B, and C when beta != 0).
 int64_t rotation_copies(size_t set_bytes, size_t cache_bytes);
+// Rotated copies start on 256-byte boundaries: cuBLASLt's and hipBLASLt's heuristics assume
+// operands aligned as cudaMalloc/hipMalloc align them (256 bytes), and a copy packed right
+// behind an odd-sized one would get a slower kernel, or none. Copy i starts at
+// i * rotation_stride_bytes(bytes) = i * (bytes rounded up to a multiple of 256).
+constexpr size_t kOperandAlignBytes = 256;
+size_t rotation_stride_bytes(size_t bytes);
+
+// The GPU reference check (gemm_reference.h) costs 2*m*n*k*batch flop on a plain fp32
+// kernel (order 10 TFLOP/s): seconds to minutes for the llm set's largest shapes. Above
+// flop_budget it checks every row of 64x64 tiles but every step-th column tile only, with
+//   step = min(column tiles, ceil(2*m*n*k*batch / flop_budget)),
+// shifted by one per row of tiles so that step rows of tiles cover every column tile.
+constexpr double kReferenceFlopBudget = 2e12;
+int64_t reference_tile_step(int64_t m, int64_t n, int64_t k, int64_t batch, double flop_budget);
+// Elements of D in the tiles the check covers with that step (all m*n*batch at step 1).
+uint64_t reference_checked_elements(int64_t m, int64_t n, int64_t batch, int64_t step);
 
 // fp8 per-tensor scaling: values x in [-amax, amax] are stored as q = x / scale with
 // scale = amax / max_finite(fp8 type), so q spans the format's range; the GEMM multiplies

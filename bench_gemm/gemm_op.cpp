@@ -86,10 +86,16 @@ void GemmOp::describe(Row& row) const {
   if (options_.workspace_bytes > 0) row.set("workspace_limit_bytes", static_cast<int64_t>(options_.workspace_bytes));
 }
 
-void* GemmOp::a_at(int copy) const { return static_cast<unsigned char*>(a_.get()) + a_bytes(p_) * copy; }
-void* GemmOp::b_at(int copy) const { return static_cast<unsigned char*>(b_.get()) + b_bytes(p_) * copy; }
+// Copy i of an operand starts at i * rotation_stride_bytes(its size): 256-byte aligned.
+void* GemmOp::a_at(int copy) const {
+  return static_cast<unsigned char*>(a_.get()) + rotation_stride_bytes(a_bytes(p_)) * copy;
+}
+void* GemmOp::b_at(int copy) const {
+  return static_cast<unsigned char*>(b_.get()) + rotation_stride_bytes(b_bytes(p_)) * copy;
+}
 void* GemmOp::c_at(int copy) const {
-  return c_.get() ? static_cast<unsigned char*>(c_.get()) + c_bytes(p_) * (copy % c_copies_) : nullptr;
+  return c_.get() ? static_cast<unsigned char*>(c_.get()) + rotation_stride_bytes(c_bytes(p_)) * (copy % c_copies_)
+                  : nullptr;
 }
 
 void GemmOp::fill_inputs() {
@@ -118,18 +124,18 @@ void GemmOp::setup(Backend& backend, const RunConfig& config) {
   // In-place libraries read C from D, which stays single (and may stay cached): documented.
   const bool read_c = p_.beta != 0.0 && !output_in_place();
   const size_t set_bytes = a_bytes(p_) + b_bytes(p_) + (read_c ? c_bytes(p_) : 0);
-  copies_ = options_.rotate ? rotation_copies(set_bytes, backend.info().l2_bytes) : 1;
+  copies_ = options_.rotate ? rotation_copies(set_bytes, backend.info().llc_bytes) : 1;
   if (options_.rotate && static_cast<double>(set_bytes) * static_cast<double>(copies_) >
                              0.5 * static_cast<double>(backend.info().memory_bytes)) {
     std::ostringstream msg;
     msg << "cold-rotate needs " << copies_ << " copies of " << set_bytes << " bytes, more than half the memory";
     throw SkipPoint(msg.str());
   }
-  a_ = backend.allocate(a_bytes(p_) * copies_);
-  b_ = backend.allocate(b_bytes(p_) * copies_);
+  a_ = backend.allocate(rotation_stride_bytes(a_bytes(p_)) * copies_);
+  b_ = backend.allocate(rotation_stride_bytes(b_bytes(p_)) * copies_);
   d_ = backend.allocate(c_bytes(p_));
   c_copies_ = read_c ? copies_ : 1;
-  if (p_.beta != 0.0) c_ = backend.allocate(c_bytes(p_) * c_copies_);
+  if (p_.beta != 0.0) c_ = backend.allocate(rotation_stride_bytes(c_bytes(p_)) * c_copies_);
   fill_inputs();
   prepare();
   if (options_.autotune > 0) autotune();
@@ -244,7 +250,8 @@ Verification GemmOp::verify() {
   verified_elements_ = elements_to_check(p_, seed_).size();
   tolerance_used_ = tolerance(p_);
   if (!backend_->is_host()) {
-    // Every element on the device against the reference kernel (fp32 accumulate).
+    // Every element (or, for the largest shapes, a covering set of tiles) on the device
+    // against the reference kernel (fp32 accumulate).
     ReferenceArgs r;
     r.a_type = static_cast<int>(p_.input);
     r.b_type = static_cast<int>(p_.input_b);
@@ -269,6 +276,7 @@ Verification GemmOp::verify() {
     r.c = c_.get();
     r.d = d_.get();
     r.tolerance = tolerance(p_, /*gpu_reference=*/true);
+    r.tile_step = reference_tile_step(p_.m, p_.n, p_.k, p_.batch, kReferenceFlopBudget);
     r.stream = backend_->stream();
     ReferenceResult res;
     bool ran = false;
@@ -279,7 +287,8 @@ Verification GemmOp::verify() {
     if (backend_->name() == "hip") res = hip::reference_check(r), ran = true;
 #endif
     if (ran) {
-      verify_method_ = (sampled ? "host-fp64-sampled" : "host-fp64-all") + std::string("+gpu-reference-all");
+      verify_method_ = (sampled ? "host-fp64-sampled" : "host-fp64-all") +
+                       std::string(r.tile_step > 1 ? "+gpu-reference-tiles" : "+gpu-reference-all");
       verified_elements_ = res.checked;
       tolerance_used_ = r.tolerance;
       v.max_rel_err = std::max(v.max_rel_err, res.max_rel_err);

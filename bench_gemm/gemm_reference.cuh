@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_reference.h"
 #include "harness/dtype.h"
 #include "harness/element_convert.h"
@@ -18,7 +19,7 @@ namespace gpucal::gemm::GPUCAL_GPU_NS {
 
 namespace {
 
-constexpr int kTile = 64, kDepth = 16, kThreads = 16, kPerThread = kTile / kThreads;
+constexpr int kTile = static_cast<int>(kReferenceTile), kDepth = 16, kThreads = 16, kPerThread = kTile / kThreads;
 
 template <int TypeCode, typename Acc>
 __device__ inline Acc load_elem(const void* base, int64_t i) {
@@ -32,7 +33,9 @@ __global__ void __launch_bounds__(kThreads* kThreads)
   __shared__ Acc bs[kDepth][kTile + 1];
   __shared__ float block_max[kThreads * kThreads];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kThreads + tx;
-  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kTile, col0 = static_cast<int64_t>(blockIdx.y) * kTile;
+  const int64_t col_tile = static_cast<int64_t>(blockIdx.y) * r.tile_step + blockIdx.x % r.tile_step;
+  if (col_tile * kTile >= r.n) return;  // the whole block: no barrier is skipped by part of it
+  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kTile, col0 = col_tile * kTile;
   const int64_t batch = blockIdx.z;
   const int64_t a_off = batch * r.stride_a, b_off = batch * r.stride_b;
   Acc acc[kPerThread][kPerThread] = {}, mag[kPerThread][kPerThread] = {};
@@ -100,8 +103,10 @@ __global__ void __launch_bounds__(kThreads* kThreads)
 template <int AType, int BType, typename Acc>
 void launch_check(const ReferenceArgs& r, unsigned* max_err_bits, unsigned long long* bad) {
   if (r.batch > 65535) throw std::runtime_error("reference check: batch above 65535 is not supported");
-  dim3 grid(static_cast<unsigned>((r.m + kTile - 1) / kTile), static_cast<unsigned>((r.n + kTile - 1) / kTile),
-            static_cast<unsigned>(r.batch));
+  if (r.tile_step < 1) throw std::runtime_error("reference check: tile_step must be at least 1");
+  const int64_t col_tiles = (r.n + kTile - 1) / kTile;
+  dim3 grid(static_cast<unsigned>((r.m + kTile - 1) / kTile),
+            static_cast<unsigned>((col_tiles + r.tile_step - 1) / r.tile_step), static_cast<unsigned>(r.batch));
   dim3 block(kThreads, kThreads);
   reference_check_kernel<AType, BType, Acc><<<grid, block, 0, static_cast<gpuStream_t>(r.stream)>>>(r, max_err_bits, bad);
   GPU_CHECK_LAUNCH();
@@ -145,7 +150,7 @@ ReferenceResult reference_check(const ReferenceArgs& r) {
     GPU_CHECK(gpuStreamSynchronize(stream));
     out.max_rel_err = elem::bits_float(host.max_err_bits);
     out.bad = host.bad;
-    out.checked = static_cast<uint64_t>(r.m) * static_cast<uint64_t>(r.n) * static_cast<uint64_t>(r.batch);
+    out.checked = reference_checked_elements(r.m, r.n, r.batch, r.tile_step);
   } catch (...) {
     (void)gpuFree(dev);
     throw;

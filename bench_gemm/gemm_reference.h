@@ -10,6 +10,11 @@
 
 namespace gpucal::gemm {
 
+// The kernel checks 64x64 tiles of D: every tile, or (tile_step > 1) every row of tiles but
+// only every tile_step-th column tile, shifted by one per row of tiles, so tile_step
+// consecutive rows of tiles cover every column tile (gemm_formulas.h: reference_tile_step).
+constexpr int64_t kReferenceTile = 64;
+
 struct ReferenceArgs {
   int a_type = 0, b_type = 0, c_type = 0, d_type = 0;  // gpucal::DType codes (storage types)
   bool trans_a = false, trans_b = false;
@@ -23,13 +28,14 @@ struct ReferenceArgs {
   const void* c = nullptr;  // read when beta != 0
   const void* d = nullptr;  // the library's output (same layout as C)
   double tolerance = 0;
+  int64_t tile_step = 1;
   void* stream = nullptr;
 };
 
 struct ReferenceResult {
   double max_rel_err = 0;  // |d - ref| / (sum |alpha ab_scale a b| + |beta c|); inf for NaN
   uint64_t bad = 0;        // elements above tolerance (NaN included)
-  uint64_t checked = 0;    // m * n * batch
+  uint64_t checked = 0;    // elements of the checked tiles (m * n * batch when tile_step is 1)
 };
 
 // Throws std::runtime_error for an input pairing the kernel is not instantiated for.

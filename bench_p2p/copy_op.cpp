@@ -28,7 +28,7 @@ class CopyOp : public P2pOp {
     const std::string& d = e_.direction;
     src_ = backend.allocate(n, d == "h2d" ? kind_of(e_.memory) : d == "h2h" ? MemKind::host_pageable : MemKind::device);
     if (d == "peer") {
-      peer_buf_ = ctx_->device->allocate_peer(peer_, n, e_.engine == "sm");
+      peer_buf_ = ctx_->device->allocate_peer(peer_, n, /*require_access=*/e_.engine == "sm");
     } else {
       dst_ = backend.allocate(n, d == "d2h" ? kind_of(e_.memory) : d == "h2h" ? MemKind::host_pageable : MemKind::device);
     }

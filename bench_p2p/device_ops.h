@@ -37,13 +37,15 @@ class DeviceOps {
 
   // Devices this process may use as peers of its own (all others the runtime lists).
   virtual int device_count() const { return 1; }
-  // Allocates on `device`; enables peer access from the backend's device when `sm_access`
-  // (throws SkipPoint when the pair cannot access each other).
-  virtual PeerBuffer allocate_peer(int device, size_t bytes, bool sm_access) = 0;
+  // Allocates on `device` and enables peer access from the backend's device wherever the
+  // pair has it (copy-engine copies then go device to device; without it they are staged
+  // through host memory). Throws SkipPoint when `require_access` (the SM copy kernel
+  // dereferences the peer's memory) and the pair has no peer access.
+  virtual PeerBuffer allocate_peer(int device, size_t bytes, bool require_access) = 0;
   // Copy-engine copy from the backend's device to a peer's buffer.
   virtual void peer_copy(void* dst, int dst_device, const void* src, size_t bytes) = 0;
   // Link class between the backend's device and `device` (same-device, nvlink, xgmi, pcie,
-  // unknown), and between the device and host memory.
+  // staged: no peer access, unknown), and between the device and host memory.
   virtual std::string device_link_class(int device) const = 0;
   virtual std::string host_link_class() const = 0;
   // Link class to the device with this PCI bus id on the same node ("intra-node" when this

@@ -9,6 +9,7 @@
 
 #include "bench_p2p/byte_pattern.h"
 #include "bench_p2p/device_ops.h"
+#include "bench_p2p/p2p_formulas.h"
 #include "harness/errors.h"
 #include "harness/gpu_runtime.h"
 
@@ -114,13 +115,20 @@ class GpuDeviceOps : public DeviceOps {
     int n = 0;
     return gpuGetDeviceCount(&n) == gpuSuccess ? n : 1;
   }
-  PeerBuffer allocate_peer(int device, size_t bytes, bool sm_access) override {
-    if (sm_access && !enabled_.count(device)) {
-      int can = 0;
-      GPU_CHECK(gpuDeviceCanAccessPeer(&can, device_, device));
-      if (!can) throw SkipPoint("device " + std::to_string(device_) + " cannot access device " + std::to_string(device) + " (no peer access)");
-      GPU_CHECK(gpuDeviceEnablePeerAccess(device, 0));
-      enabled_.insert(device);
+  PeerBuffer allocate_peer(int device, size_t bytes, bool require_access) override {
+    if (!enabled_.count(device)) {
+      // For both engines: cudaMemcpyPeerAsync without peer access is staged through the host.
+      if (peer_access(device)) {
+        const gpuError_t err = gpuDeviceEnablePeerAccess(device, 0);
+        if (err == gpuErrorPeerAccessAlreadyEnabled)
+          (void)gpuGetLastError();  // enabled earlier in this process: fine
+        else
+          GPU_CHECK(err);
+        enabled_.insert(device);
+      } else if (require_access) {
+        throw SkipPoint("device " + std::to_string(device_) + " cannot access device " + std::to_string(device) +
+                        " (no peer access)");
+      }
     }
     void* p = nullptr;
     GPU_CHECK(gpuSetDevice(device));
@@ -148,17 +156,17 @@ class GpuDeviceOps : public DeviceOps {
 #if defined(GPUCAL_GPU_HIP)
     uint32_t type = 0, hops = 0;
     if (hipExtGetLinkTypeAndHopCount(device_, device, &type, &hops) != hipSuccess) return "unknown";
-    return type == 4 ? "xgmi" : type == 2 ? "pcie" : "unknown";  // HSA_AMD_LINK_INFO_TYPE_{XGMI,PCIE}
+    // HSA_AMD_LINK_INFO_TYPE_{XGMI,PCIE}
+    return peer_link_class(peer_access(device), type == 4 ? "xgmi" : type == 2 ? "pcie" : "unknown");
 #else
     // NVML-free: peers with native atomics are NVLink-connected; peer access without them
-    // is PCIe; no peer access at all stages through host memory over PCIe.
-    int access = 0, atomics = 0;
-    if (cudaDeviceGetP2PAttribute(&access, cudaDevP2PAttrAccessSupported, device_, device) != cudaSuccess ||
-        cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, device_, device) != cudaSuccess) {
+    // is PCIe; without peer access copies are staged through host memory.
+    int atomics = 0;
+    if (cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, device_, device) != cudaSuccess) {
       (void)gpuGetLastError();
       return "unknown";
     }
-    return access && atomics ? "nvlink" : "pcie";
+    return peer_link_class(peer_access(device), atomics ? "nvlink" : "pcie");
 #endif
   }
   std::string link_class_to(const std::string& pci_bus_id) const override {
@@ -179,6 +187,14 @@ class GpuDeviceOps : public DeviceOps {
   }
 
  private:
+  bool peer_access(int device) const {
+    int can = 0;
+    if (gpuDeviceCanAccessPeer(&can, device_, device) != gpuSuccess) {
+      (void)gpuGetLastError();
+      return false;
+    }
+    return can != 0;
+  }
   unsigned grid(size_t items) const {
     const size_t blocks = (items + 255) / 256;
     return static_cast<unsigned>(blocks < max_blocks_ ? blocks : max_blocks_);

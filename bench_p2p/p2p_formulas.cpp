@@ -58,6 +58,10 @@ void check_rank_count(const std::string& pattern, int n) {
 
 std::string rank_link_class(int node_a, int node_b) { return node_a == node_b ? "shm" : "network"; }
 
+std::string peer_link_class(bool peer_access, const std::string& direct_link) {
+  return peer_access ? direct_link : "staged";
+}
+
 std::string combine_link_classes(const std::vector<std::string>& classes) {
   if (classes.empty()) return "unknown";
   for (const auto& c : classes)

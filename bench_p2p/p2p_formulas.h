@@ -44,6 +44,10 @@ void check_rank_count(const std::string& pattern, int n);
 // Link classes. Ranks: same node -> "shm" (intra-node), else "network". Several links in
 // one row (ring, several sendrecv pairs): their common class, or "mixed".
 std::string rank_link_class(int node_a, int node_b);
+// Two GPUs of one process: without peer access a copy-engine peer copy is staged through
+// host memory ("staged"), whatever wires join them; with it, the direct link the runtime
+// names (nvlink, xgmi, pcie).
+std::string peer_link_class(bool peer_access, const std::string& direct_link);
 std::string combine_link_classes(const std::vector<std::string>& classes);
 
 // The all-pairs matrix for the sidecar: bandwidth at the largest measured size and latency

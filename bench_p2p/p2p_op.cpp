@@ -81,7 +81,7 @@ bool P2pOp::annotate(Row& row, const Measurement& m) const {
   if (e_.direction == "d2d" && !ctx_->backend->is_host()) {
     const double peak = peak_memory_gbps(ctx_->backend->info());
     if (peak > 0) row.set("peak_gbps", peak);
-    if (peak > 0 && static_cast<size_t>(e_.size) > 2 * ctx_->backend->info().l2_bytes && gbps > 1.05 * peak) return false;
+    if (peak > 0 && static_cast<size_t>(e_.size) > 2 * ctx_->backend->info().llc_bytes && gbps > 1.05 * peak) return false;
   }
   return gbps > 0;
 }

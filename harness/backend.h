@@ -24,7 +24,9 @@ struct DeviceInfo {
   double memory_clock_mhz = 0;
   int memory_bus_bits = 0;
   size_t memory_bytes = 0;
-  size_t l2_bytes = 0;  // last-level cache (L2 on GPUs, LLC on the host)
+  size_t l2_bytes = 0;  // the cache the runtime reports (L2 on GPUs, the largest sysfs cache on the host)
+  size_t llc_bytes = 0;  // the last-level cache cold regimes evict: >= l2_bytes (harness/last_level_cache.h)
+  std::string llc_source;  // where llc_bytes comes from
   std::string uuid;
   std::string pci_bus_id;
   std::string driver_version;
@@ -96,7 +98,7 @@ class Backend {
   virtual void fill_random(void* dst, size_t count, DType type, uint64_t seed, double lo, double hi) = 0;
   // Every element set to `value` (NaN is the poison for float outputs).
   virtual void fill_constant(void* dst, size_t count, DType type, double value) = 0;
-  // Evicts the last-level cache before a cold sample (writes a buffer twice its size).
+  // Evicts the last-level cache before a cold sample (writes a buffer twice llc_bytes).
   virtual void flush_cache() = 0;
 
   // Convenience: device buffer contents converted to double on the host.

@@ -102,6 +102,8 @@ DeviceInfo host_info() {
                                             : "/proc/cpuinfo";
   d.memory_bytes = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
   d.l2_bytes = last_level_cache_bytes();
+  d.llc_bytes = d.l2_bytes;
+  d.llc_source = "sysfs cpu0 cache";
   std::ifstream mid("/etc/machine-id");
   std::getline(mid, d.uuid);
   std::ifstream ver("/proc/sys/kernel/osrelease");
@@ -147,7 +149,7 @@ class HostBackend : public Backend {
     for (size_t i = 0; i < count; ++i) elem::store_from_double(dst, i, code, value);
   }
   void flush_cache() override {
-    const size_t bytes = 2 * info_.l2_bytes;
+    const size_t bytes = 2 * info_.llc_bytes;
     if (flush_.size() != bytes) flush_.assign(bytes, 0);
     // A read-modify-write pass: every line becomes dirty in cache, displacing the inputs.
     for (size_t i = 0; i < bytes; i += 64) flush_[i] = static_cast<unsigned char>(flush_[i] + 1);
@@ -156,7 +158,7 @@ class HostBackend : public Backend {
  protected:
   void* raw_allocate(size_t bytes, MemKind) override {
     // 64-byte alignment: full cache lines and AVX-512 loads.
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);  // as cudaMalloc aligns
     if (!p) throw std::bad_alloc();
     return p;
   }

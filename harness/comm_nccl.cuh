@@ -15,6 +15,7 @@
 #include "harness/comm.h"
 #include "harness/errors.h"
 #include "harness/gpu_runtime.h"
+#include "harness/nccl_versions.h"
 
 #if defined(GPUCAL_GPU_HIP)
 #include <rccl/rccl.h>
@@ -54,6 +55,12 @@ namespace gpucal::GPUCAL_GPU_NS {
 
 namespace {
 
+// ncclGetVersion() of the library loaded at run time (0 when it will not say).
+int loaded_ccl_version() {
+  int v = 0;
+  return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
 ncclDataType_t ccl_type(DType t) {
   switch (t) {
     case DType::fp64: return ncclFloat64;
@@ -63,8 +70,12 @@ ncclDataType_t ccl_type(DType t) {
     case DType::int32: return ncclInt32;
     case DType::uint8: return ncclUint8;  // raw bytes of point-to-point messages (bench_p2p)
 #if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0) && !defined(GPUCAL_GPU_HIP)
-    case DType::fp8_e4m3: return ncclFloat8e4m3;
-    case DType::fp8_e5m2: return ncclFloat8e5m2;
+    // The enum needs 2.24 headers; the loaded library must be 2.24 too (it is what runs).
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      if (!nccl_has_fp8(loaded_ccl_version()))
+        throw SkipPoint("nccl fp8 needs NCCL >= 2.24; the loaded libnccl is " + nccl_version_text(loaded_ccl_version()));
+      return t == DType::fp8_e4m3 ? ncclFloat8e4m3 : ncclFloat8e5m2;
 #endif
     default: throw SkipPoint(std::string(GPUCAL_CCL_NAME) + " in this build has no " + to_string(t));
   }
@@ -199,18 +210,13 @@ class CclCommunicator : public Communicator {
 #if defined(GPUCAL_GPU_HIP)
     return nullptr;
 #else
-    int v = 0;
-    if (ncclGetVersion(&v) != ncclSuccess || v < 22800) return nullptr;
+    if (!nccl_has_alltoall(loaded_ccl_version())) return nullptr;
     return reinterpret_cast<AlltoallFn>(dlsym(RTLD_DEFAULT, "ncclAlltoAll"));
 #endif
   }
   static std::string ccl_version_string() {
-    int v = 0;
-    if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
-    // NCCL >= 2.9 encodes major*10000 + minor*100 + patch; older ones major*1000 + minor*100.
-    const int major = v >= 10000 ? v / 10000 : v / 1000;
-    const int minor = v >= 10000 ? (v / 100) % 100 : (v / 100) % 10;
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+    const int v = loaded_ccl_version();
+    return v ? nccl_version_text(v) : "unknown";
   }
 
  private:

@@ -2,6 +2,9 @@
 // compiled by backend_cuda.cu and backend_hip.hip into namespaces gpucal::cuda / ::hip.
 #pragma once
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -11,6 +14,7 @@
 #include "harness/element_convert.h"
 #include "harness/errors.h"
 #include "harness/gpu_runtime.h"
+#include "harness/last_level_cache.h"
 
 namespace gpucal::GPUCAL_GPU_NS {
 
@@ -84,6 +88,9 @@ class GpuBackend : public Backend {
     info_.memory_bus_bits = bus_bits;
     info_.memory_bytes = p.totalGlobalMem;
     info_.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+    const LastLevelCache llc = last_level_cache(info_.arch, info_.l2_bytes ? info_.l2_bytes : (64u << 20));
+    info_.llc_bytes = llc.bytes;
+    info_.llc_source = info_.l2_bytes ? llc.source : llc.source + " (runtime reported no L2: 64 MiB assumed)";
 #if !defined(GPUCAL_GPU_HIP)  // HIP 5.2's device properties carry no UUID
     std::ostringstream uuid;
     uuid << std::hex;
@@ -133,7 +140,7 @@ class GpuBackend : public Backend {
     GPU_CHECK_LAUNCH();
   }
   void flush_cache() override {
-    const size_t bytes = 2 * (info_.l2_bytes ? info_.l2_bytes : (64u << 20));
+    const size_t bytes = 2 * info_.llc_bytes;
     if (!flush_.get()) flush_ = allocate(bytes);
     GPU_CHECK(gpuMemsetAsync(flush_.get(), flush_value_++ & 0xff, bytes, stream_));
   }
@@ -152,7 +159,7 @@ class GpuBackend : public Backend {
     } else if (kind == MemKind::host_pinned) {
       GPU_CHECK(gpuMallocHost(&p, bytes));
     } else {
-      p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
       if (!p) throw std::bad_alloc();
     }
     return p;
@@ -171,13 +178,29 @@ class GpuBackend : public Backend {
 
 }  // namespace
 
+// Whether the driver's user-space part is on this machine: CUDA's libcuda.so.1 (loaded
+// already by the runtime, or loadable), HIP's amdgpu kernel driver (/dev/kfd).
+bool driver_present() {
+#if defined(GPUCAL_GPU_HIP)
+  return access("/dev/kfd", F_OK) == 0;
+#else
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return false;
+  dlclose(lib);
+  return true;
+#endif
+}
+
 int device_count() {
   int n = 0;
-  if (gpuGetDeviceCount(&n) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return 0;  // no driver or no device: treated as no GPU
-  }
-  return n;
+  const gpuError_t err = gpuGetDeviceCount(&n);
+  if (err == gpuSuccess) return n;
+  (void)gpuGetLastError();
+  const GpuInitOutcome o = classify_gpu_init(gpu_init_status(err), driver_present(), GPUCAL_GPU_VENDOR,
+                                             gpuGetErrorString(err));
+  if (o.verdict == GpuInitVerdict::failed) throw std::runtime_error(o.reason);
+  return 0;  // no driver, no device, or a stub driver library: no GPU here
 }
 
 std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }

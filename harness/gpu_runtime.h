@@ -53,6 +53,7 @@ using gpu_bf16 = hip_bfloat16;
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
 #define gpuDeviceEnablePeerAccess hipDeviceEnablePeerAccess
+#define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
 #define gpuEventCreate hipEventCreate
 #define gpuEventDestroy hipEventDestroy
 #define gpuEventRecord hipEventRecord
@@ -108,6 +109,7 @@ using gpu_bf16 = __nv_bfloat16;
 #define gpuDeviceSynchronize cudaDeviceSynchronize
 #define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
 #define gpuDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
 #define gpuEventCreate cudaEventCreate
 #define gpuEventDestroy cudaEventDestroy
 #define gpuEventRecord cudaEventRecord
@@ -120,7 +122,30 @@ using gpu_bf16 = __nv_bfloat16;
 #define GPUCAL_ATTR_MEM_BUS_WIDTH cudaDevAttrGlobalMemoryBusWidth
 #endif
 
+#include "harness/gpu_init.h"
+
 namespace gpucal {
+
+// The vendor's answer to "how many devices?" in vendor-neutral terms (harness/gpu_init.h
+// decides what it means).
+inline GpuInitStatus gpu_init_status(gpuError_t err) {
+#if defined(GPUCAL_GPU_HIP)
+  switch (err) {
+    case hipSuccess: return GpuInitStatus::ok;
+    case hipErrorNoDevice: return GpuInitStatus::no_device;
+    case hipErrorInsufficientDriver: return GpuInitStatus::no_driver;
+    default: return GpuInitStatus::other_error;
+  }
+#else
+  switch (err) {
+    case cudaSuccess: return GpuInitStatus::ok;
+    case cudaErrorNoDevice: return GpuInitStatus::no_device;
+    case cudaErrorInsufficientDriver: return GpuInitStatus::no_driver;
+    case cudaErrorStubLibrary: return GpuInitStatus::stub_library;
+    default: return GpuInitStatus::other_error;
+  }
+#endif
+}
 
 // Throws with file, line and the failing call's text; the benchmark boundary turns it into
 // a recorded error for that point.

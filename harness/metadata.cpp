@@ -11,6 +11,7 @@
 #include "gpucal/version.h"
 #include "harness/errors.h"
 #include "harness/file_io.h"
+#include "harness/loaded_libraries.h"
 
 extern char** environ;
 
@@ -28,6 +29,8 @@ nlohmann::json device_json(const DeviceInfo& d) {
           {"memory_bus_bits", d.memory_bus_bits},
           {"memory_bytes", d.memory_bytes},
           {"l2_bytes", d.l2_bytes},
+          {"llc_bytes", d.llc_bytes},
+          {"llc_source", d.llc_source},
           {"uuid", d.uuid},
           {"pci_bus_id", d.pci_bus_id},
           {"driver_version", d.driver_version},
@@ -106,8 +109,15 @@ void Metadata::write(const std::string& path) const {
   }
 }
 
+nlohmann::json loaded_libraries_json() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const LoadedLibrary& l : loaded_libraries()) list.push_back({{"name", l.name}, {"path", l.path}});
+  return list;
+}
+
 void Metadata::finish(int rows, int failures, int exit_code) {
   doc_["end_time"] = iso8601_now();
+  doc_["loaded_libraries"] = loaded_libraries_json();  // after the run: dlopen'ed ones included
   doc_["rows"] = rows;
   doc_["failed_rows"] = failures;
   doc_["exit_code"] = exit_code;

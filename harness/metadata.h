@@ -15,6 +15,8 @@ nlohmann::json host_json();
 // NCCL_*, RCCL_*, CUDA_*, HIP_*, OMPI_*, SLURM_* and OMP/BLAS thread variables.
 nlohmann::json environment_json();
 std::string iso8601_now();
+// The shared libraries this process loaded, [{name, path}] (harness/loaded_libraries.h).
+nlohmann::json loaded_libraries_json();
 
 class Metadata {
  public:

@@ -8,21 +8,27 @@ namespace {
 
 // The few NVML entry points used, declared from the documented C API (nvml.h is not part
 // of the CUDA toolkit here; the ABI of these calls is stable across driver versions).
-using nvmlDevice_t = struct nvmlDevice_st*;
+using nvmlDevice_t = NvmlReadFunctions::Device;
 using nvmlReturn_t = int;
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1, kNvmlClockMem = 2, kNvmlTemperatureGpu = 0;
+
+// nvmlTemperature_v1_t: {version, sensorType, temperature}; version = sizeof | 1 << 24
+// (NVML_STRUCT_VERSION(Temperature, 1)).
+struct NvmlTemperatureV1 {
+  unsigned version;
+  int sensor_type;
+  int temperature;
+};
+constexpr unsigned kNvmlTemperatureV1 = static_cast<unsigned>(sizeof(NvmlTemperatureV1)) | (1u << 24);
 
 struct NvmlApi {
   void* lib = nullptr;
   nvmlReturn_t (*init)() = nullptr;
   nvmlReturn_t (*shutdown)() = nullptr;
   nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
+  NvmlReadFunctions read;
 
   template <typename F>
   bool bind(F& f, const char* name) {
@@ -38,21 +44,7 @@ class NvmlTelemetry : public Telemetry {
     api_.shutdown();
     dlclose(api_.lib);
   }
-  TelemetryReading read() override {
-    TelemetryReading r;
-    unsigned v = 0;
-    if (api_.clock(dev_, kNvmlClockSm, &v) == kNvmlSuccess) r.sm_clock_mhz = v;
-    if (api_.clock(dev_, kNvmlClockMem, &v) == kNvmlSuccess) r.mem_clock_mhz = v;
-    if (api_.power(dev_, &v) == kNvmlSuccess) r.power_w = v / 1000.0;
-    if (api_.temperature(dev_, kNvmlTemperatureGpu, &v) == kNvmlSuccess) r.temp_c = v;
-    unsigned long long mask = 0;
-    if (api_.throttle && api_.throttle(dev_, &mask) == kNvmlSuccess) {
-      r.throttle_mask = mask;
-      r.throttle_reasons = throttle_reason_names(mask);
-    }
-    r.valid = r.sm_clock_mhz >= 0;
-    return r;
-  }
+  TelemetryReading read() override { return read_nvml(api_.read, dev_); }
   std::string source() const override { return "nvml (driver " + version_ + ")"; }
 
  private:
@@ -71,12 +63,16 @@ std::unique_ptr<Telemetry> open_nvml(const DeviceInfo& device) {
   NvmlApi api;
   api.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!api.lib) return nullptr;
-  bool ok = api.bind(api.init, "nvmlInit_v2") && api.bind(api.shutdown, "nvmlShutdown") &&
-            api.bind(api.by_pci, "nvmlDeviceGetHandleByPciBusId_v2") && api.bind(api.clock, "nvmlDeviceGetClockInfo") &&
-            api.bind(api.power, "nvmlDeviceGetPowerUsage") && api.bind(api.temperature, "nvmlDeviceGetTemperature");
+  // Only these three are required; every reading entry point is optional (read_nvml).
+  const bool ok = api.bind(api.init, "nvmlInit_v2") && api.bind(api.shutdown, "nvmlShutdown") &&
+                  api.bind(api.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+  api.bind(api.read.clock, "nvmlDeviceGetClockInfo");
+  api.bind(api.read.power, "nvmlDeviceGetPowerUsage");
+  api.bind(api.read.temperature_v, "nvmlDeviceGetTemperatureV");
+  api.bind(api.read.temperature, "nvmlDeviceGetTemperature");
   // Renamed "clocks event reasons" in newer drivers; the old name is still exported.
-  if (!api.bind(api.throttle, "nvmlDeviceGetCurrentClocksEventReasons"))
-    api.bind(api.throttle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (!api.bind(api.read.throttle, "nvmlDeviceGetCurrentClocksEventReasons"))
+    api.bind(api.read.throttle, "nvmlDeviceGetCurrentClocksThrottleReasons");
   api.bind(api.driver_version, "nvmlSystemGetDriverVersion");
   if (!ok || api.init() != kNvmlSuccess) {
     dlclose(api.lib);
@@ -94,6 +90,27 @@ std::unique_ptr<Telemetry> open_nvml(const DeviceInfo& device) {
 }
 
 }  // namespace
+
+TelemetryReading read_nvml(const NvmlReadFunctions& f, NvmlReadFunctions::Device dev) {
+  TelemetryReading r;
+  unsigned v = 0;
+  if (f.clock && f.clock(dev, kNvmlClockSm, &v) == kNvmlSuccess) r.sm_clock_mhz = v;
+  if (f.clock && f.clock(dev, kNvmlClockMem, &v) == kNvmlSuccess) r.mem_clock_mhz = v;
+  if (f.power && f.power(dev, &v) == kNvmlSuccess) r.power_w = v / 1000.0;
+  NvmlTemperatureV1 t{kNvmlTemperatureV1, kNvmlTemperatureGpu, 0};
+  if (f.temperature_v && f.temperature_v(dev, &t) == kNvmlSuccess)
+    r.temp_c = t.temperature;
+  else if (f.temperature && f.temperature(dev, kNvmlTemperatureGpu, &v) == kNvmlSuccess)
+    r.temp_c = v;
+  unsigned long long mask = 0;
+  if (f.throttle && f.throttle(dev, &mask) == kNvmlSuccess) {
+    r.throttle_mask = mask;
+    r.throttle_known = true;
+    r.throttle_reasons = throttle_reason_names(mask);
+  }
+  r.valid = r.sm_clock_mhz >= 0 || r.mem_clock_mhz >= 0 || r.power_w >= 0 || r.temp_c >= 0 || r.throttle_known;
+  return r;
+}
 
 std::string throttle_reason_names(unsigned long long mask) {
   // NVML clocks-event reason bits (nvml.h): only those that slow a loaded device.
@@ -115,11 +132,11 @@ std::unique_ptr<Telemetry> open_telemetry(const DeviceInfo& device) {
 
 void add_telemetry(Row& row, const TelemetryReading& r) {
   if (!r.valid) return;
-  row.set("sm_clock_mhz", r.sm_clock_mhz)
-      .set("mem_clock_mhz", r.mem_clock_mhz)
-      .set("power_w", r.power_w)
-      .set("temp_c", r.temp_c)
-      .set("throttle_reasons", r.throttle_reasons);
+  if (r.sm_clock_mhz >= 0) row.set("sm_clock_mhz", r.sm_clock_mhz);
+  if (r.mem_clock_mhz >= 0) row.set("mem_clock_mhz", r.mem_clock_mhz);
+  if (r.power_w >= 0) row.set("power_w", r.power_w);
+  if (r.temp_c >= 0) row.set("temp_c", r.temp_c);
+  if (r.throttle_known) row.set("throttle_reasons", r.throttle_reasons);
 }
 
 }  // namespace gpucal

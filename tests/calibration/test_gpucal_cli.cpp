@@ -7,15 +7,20 @@
 #include "synthetic_results.h"
 #include "test_util.h"
 
-#ifndef GPUCAL_BIN
-#error "GPUCAL_BIN must name the gpucal executable"
+#ifndef GPUCAL_BIN_RELATIVE
+#error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"
 #endif
 
 namespace gpucal::calibration {
 namespace {
 
+// gpucal beside this binary's build folder, wherever that folder now is.
+std::string gpucal_bin() {
+  return (std::filesystem::canonical("/proc/self/exe").parent_path() / GPUCAL_BIN_RELATIVE).string();
+}
+
 int gpucal(const std::string& args, std::string& output, const std::string& dir) {
-  return testing::run_command(std::string(GPUCAL_BIN) + " " + args, output, dir + "/gpucal.log");
+  return testing::run_command(gpucal_bin() + " " + args, output, dir + "/gpucal.log");
 }
 
 TEST(GpucalCli, CompareOfAScaledRunExitsNonZeroWithJunitFailures) {

@@ -25,8 +25,19 @@ def fail(msg):
 def too_few_devices(stderr):
     """The bench refused the GPU backend for want of devices: none at all, not compiled in,
     or fewer than `--threads N` rank threads need (one device each)."""
-    return ("0 usable device" in stderr or "not compiled into this build" in stderr
-            or re.search(r"--threads \d+ but backend '\w+' has \d+ usable device\(s\)", stderr) is not None)
+    return skip_reason(stderr, "gpu") is not None
+
+
+def skip_reason(stderr, gpu):
+    """Why a GPU test skips, from the bench's refusal; None when it did not refuse. A reason
+    that starts "SKIP(hardware):" is one a machine WITH a GPU may give (it has too few of
+    them); any other skip on a GPU machine is a failure for .ci/gpu-check."""
+    m = re.search(r"--threads (\d+) but backend '\w+' has (\d+) usable device\(s\)", stderr)
+    if m and int(m.group(2)) > 0:
+        return f"SKIP(hardware): needs {m.group(1)} GPUs, this machine has {m.group(2)}"
+    if "0 usable device" in stderr or "not compiled into this build" in stderr or m:
+        return f"SKIP: no {gpu} device here"
+    return None
 
 
 def run_bench(cmd, csv_path=None, gpu=None, expect_rc=0, stderr_contains=(), stderr_lines=None, timeout=1200):
@@ -41,8 +52,9 @@ def run_bench(cmd, csv_path=None, gpu=None, expect_rc=0, stderr_contains=(), std
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     sys.stdout.write(proc.stdout[-4000:])
     sys.stderr.write(proc.stderr[-4000:])
-    if gpu and too_few_devices(proc.stderr):
-        print(f"SKIP: no {gpu} device here")
+    reason = skip_reason(proc.stderr, gpu) if gpu else None
+    if reason:
+        print(reason)
         sys.exit(SKIP)
     if expect_rc == "nonzero":
         if proc.returncode == 0:
@@ -60,6 +72,27 @@ def run_bench(cmd, csv_path=None, gpu=None, expect_rc=0, stderr_contains=(), std
     return proc
 
 
+def sm_number(arch):
+    m = re.match(r"sm_(\d+)", arch or "")
+    return int(m.group(1)) if m else None
+
+
+def check_required_rows(rows, specs, min_arch, device_arch):
+    """Each spec (NAME=VALUE,...) must match at least one row; with min_arch, only on a
+    device of that arch or newer (an older one is said, not failed)."""
+    if not specs:
+        return
+    if min_arch and (sm_number(device_arch) or 0) < (sm_number(min_arch) or 0):
+        print(f"NOTE: {device_arch or 'this device'} is older than {min_arch}: rows {specs} not required")
+        return
+    for spec in specs:
+        want = dict(kv.split("=", 1) for kv in spec.split(","))
+        if not any(all(r.get(k) == v for k, v in want.items()) for r in rows):
+            near = [f"{r['point']}: {r['status']} {r.get('status_detail', '')}" for r in rows
+                    if all(r.get(k) == v for k, v in want.items() if k not in ("status", "verified"))]
+            fail(f"no row with {spec}; the candidates: {near[:5] or 'none'}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", help="CSV the command writes (removed first)")
@@ -73,6 +106,10 @@ def main():
     ap.add_argument("--stderr-lines", type=int, help="exact number of non-empty stderr lines")
     ap.add_argument("--gpu", help="cuda|hip: skip (77) when the command reports no such device")
     ap.add_argument("--positive-times", action="store_true", help="time_us_* > 0 on ok rows")
+    ap.add_argument("--require-row", action="append", default=[],
+                    help="NAME=VALUE,NAME=VALUE...: at least one row has all of these")
+    ap.add_argument("--require-row-min-arch",
+                    help="sm_XY: --require-row applies only on devices of this arch or newer (sidecar device.arch)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -121,6 +158,7 @@ def main():
     if not os.path.exists(meta_path):
         fail("JSON sidecar missing")
     meta = json.load(open(meta_path))
+    check_required_rows(rows, a.require_row, a.require_row_min_arch, meta.get("device", {}).get("arch", ""))
     for key in ("device", "gpucal", "command_line", "start_time", "end_time", "libraries"):
         if key not in meta:
             fail(f"sidecar lacks {key}")

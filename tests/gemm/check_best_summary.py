@@ -8,8 +8,10 @@ usage: check_best_summary.py [--gpu cuda|hip] FILE.csv -- COMMAND...
 import csv
 import math
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from run_and_check import run_bench  # noqa: E402  (one way to run a bench and check its exit and stderr)
 
 
 def fail(msg):
@@ -27,12 +29,7 @@ def main():
     for p in (path, best_path):
         if os.path.exists(p):
             os.remove(p)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-    if gpu and ("0 usable device" in proc.stderr or "not compiled into this build" in proc.stderr):
-        print(f"SKIP: no {gpu} device here")
-        sys.exit(77)
-    if proc.returncode != 0:
-        fail(f"exit code {proc.returncode}: {proc.stderr[-2000:]}")
+    run_bench(cmd, gpu=gpu)  # exits 77 where the GPU is missing, fails unless the exit code is 0
     rows = list(csv.DictReader(open(path, newline="")))
     running, expected_rows = {}, {}
     for r in rows:

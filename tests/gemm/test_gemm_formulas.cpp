@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_problem.h"
@@ -114,6 +115,38 @@ TEST(RotationCopies, ExceedTwiceTheCache) {
   // 3 MiB, 4 MiB cache: ceil(8/3) = 3 others, 4 copies.
   EXPECT_EQ(rotation_copies(3u << 20, 4u << 20), 4);
   EXPECT_THROW(rotation_copies(0, 1), std::invalid_argument);
+}
+
+TEST(ReferenceCheck, SmallShapesCheckEveryElementLargeOnesACoveringSetOfTiles) {
+  EXPECT_EQ(reference_tile_step(4096, 4096, 4096, 1, kReferenceFlopBudget), 1);  // 0.14 TFLOP
+  EXPECT_EQ(reference_checked_elements(1000, 520, 3, 1), 1000u * 520u * 3u);
+  // 8192^3 = 1.1 TFLOP within the 2 TFLOP budget: all; the llm set's largest, 16384 x 32768
+  // x 8192 = 8.8 TFLOP: every 5th column tile.
+  EXPECT_EQ(reference_tile_step(8192, 8192, 8192, 1, kReferenceFlopBudget), 1);
+  EXPECT_EQ(reference_tile_step(16384, 32768, 8192, 1, kReferenceFlopBudget), 5);
+  // Never more than one column tile per row of tiles: 8.8 TFLOP over only 2 column tiles.
+  EXPECT_EQ(reference_tile_step(524288, 128, 65536, 1, kReferenceFlopBudget), 2);
+  EXPECT_EQ(reference_checked_elements(524288, 128, 1, 2), 524288u * 64u);
+  const int64_t step = reference_tile_step(16384, 16384, 16384, 1, kReferenceFlopBudget);
+  EXPECT_EQ(step, 5);
+  // step consecutive rows of tiles cover every column tile, ragged edges included.
+  const int64_t m = 70 * 64, n = 10 * 64 + 17, col_tiles = 11;
+  std::vector<int> covered(col_tiles, 0);
+  for (int64_t rt = 0; rt < step; ++rt)
+    for (int64_t ct = rt % step; ct < col_tiles; ct += step) ++covered[static_cast<size_t>(ct)];
+  for (int c : covered) EXPECT_EQ(c, 1);
+  // Checked elements: each row of tiles checks ~1/step of the columns.
+  const uint64_t checked = reference_checked_elements(m, n, 1, step);
+  EXPECT_GT(checked, static_cast<uint64_t>(m * n / step) * 9 / 10);
+  EXPECT_LT(checked, static_cast<uint64_t>(m * n / step) * 11 / 10);
+}
+
+TEST(RotationCopies, StrideIsTheSizeRoundedUpTo256Bytes) {
+  EXPECT_EQ(kOperandAlignBytes, 256u);
+  EXPECT_EQ(rotation_stride_bytes(256), 256u);
+  EXPECT_EQ(rotation_stride_bytes(257), 512u);
+  EXPECT_EQ(rotation_stride_bytes(33 * 17 * 2), 1280u);  // a 33x17 fp16 operand: 1122 bytes
+  EXPECT_EQ(rotation_stride_bytes(1), 256u);
 }
 
 TEST(Fp8Quantization, ScalesAgainstHandWorkedValues) {

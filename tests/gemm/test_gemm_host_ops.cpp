@@ -4,6 +4,9 @@
 // the above-peak rejection.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_impls.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
@@ -119,4 +122,39 @@ TEST(GemmHostOps, AbovePeakIsRejected) {
   EXPECT_EQ(ok.get("roofline_bound"), "compute");
   EXPECT_TRUE(ok.get("tiles").empty());  // no tile on the host: no wave columns
   op->teardown();
+}
+
+// Rotated copies of odd-sized operands start on 256-byte boundaries (cuBLASLt's heuristic
+// assumes it): a GEMM that only records where each launch's operands are.
+namespace {
+class AddressRecordingGemm : public GemmOp {
+ public:
+  using GemmOp::GemmOp;
+  std::vector<uintptr_t> addresses;
+  int launches = 0;
+
+ protected:
+  void prepare() override {}
+  void run(int copy) override {
+    ++launches;
+    addresses.push_back(reinterpret_cast<uintptr_t>(a_at(copy)));
+    addresses.push_back(reinterpret_cast<uintptr_t>(b_at(copy)));
+    if (c_at(copy)) addresses.push_back(reinterpret_cast<uintptr_t>(c_at(copy)));
+  }
+  AlgoInfo algorithm() const override { return {}; }
+};
+}  // namespace
+
+TEST(GemmHostOps, RotatedCopiesAre256ByteAligned) {
+  HostRun h;
+  GemmRunOptions o;
+  o.rotate = true;
+  // 33x17 fp32 A (2244 bytes), 17x9 B (612 bytes), C read with beta: every size odd in 256ths.
+  AddressRecordingGemm op(make_problem(DType::fp32, "NN", 33, 9, 17, 1, 1, 0.5), "recording", "hot", o);
+  op.setup(*h.backend, h.config);
+  for (int i = 0; i < 8; ++i) op.launch();  // cycles through the copies
+  ASSERT_EQ(op.launches, 8);
+  std::set<uintptr_t> distinct(op.addresses.begin(), op.addresses.end());
+  EXPECT_GT(distinct.size(), 3u);  // several copies of each operand were used
+  for (uintptr_t a : op.addresses) EXPECT_EQ(a % kOperandAlignBytes, 0u) << std::hex << a;
 }

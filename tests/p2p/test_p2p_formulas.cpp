@@ -109,3 +109,12 @@ TEST(P2pPattern, PoisonDiffersEverywhereAndCountsAreExact) {
   }
   EXPECT_NE(pattern_seed(1, 0, 0), pattern_seed(1, 1, 0));
 }
+
+// Two GPUs without peer access: a copy-engine peer copy goes through host memory, and the
+// row says so instead of naming the wires.
+TEST(P2pFormulas, PeerCopiesWithoutPeerAccessAreStaged) {
+  EXPECT_EQ(peer_link_class(false, "nvlink"), "staged");
+  EXPECT_EQ(peer_link_class(false, "xgmi"), "staged");
+  EXPECT_EQ(peer_link_class(true, "nvlink"), "nvlink");
+  EXPECT_EQ(peer_link_class(true, "pcie"), "pcie");
+}

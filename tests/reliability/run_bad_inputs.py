@@ -240,6 +240,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default=None)
     opts = ap.parse_args()
+    # Cases run in their own folders (cwd): paths given relative to ctest's folder are made absolute.
+    for name in ("table", "bin_dir", "gpucal", "synthetic", "work"):
+        if getattr(opts, name):
+            setattr(opts, name, os.path.abspath(getattr(opts, name)))
     opts.work = opts.work or tempfile.mkdtemp(prefix="gpucal_bad_inputs_")
     os.makedirs(opts.work, exist_ok=True)
     cases = parse_table(opts.table)

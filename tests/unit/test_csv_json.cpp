@@ -78,3 +78,19 @@ TEST(Metadata, SidecarHasTheRunFacts) {
   EXPECT_EQ(j["exit_code"], 1);
   EXPECT_EQ(j["gpucal"]["git_commit"].get<std::string>().size() >= 7, true);
 }
+
+// The sidecar's loaded_libraries: files the loader really mapped, C runtime left out.
+TEST(CsvJson, LoadedLibrariesNameTheFilesActuallyLoaded) {
+  const nlohmann::json libs = gpucal::loaded_libraries_json();
+  bool openblas = false;
+  for (const auto& l : libs) {
+    const std::string name = l["name"];
+    EXPECT_EQ(name.rfind("libc.so", 0), std::string::npos);
+    EXPECT_EQ(name.rfind("libstdc++", 0), std::string::npos);
+    if (name.rfind("libopenblas", 0) == 0) {
+      openblas = true;
+      EXPECT_EQ(l["path"].get<std::string>().front(), '/');
+    }
+  }
+  EXPECT_TRUE(openblas) << libs.dump();
+}

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""gpu-check: every GPU path of gpucal on a GPU machine, in at most two device calls of 10
+minutes (--part 1, --part 2), with PyTorch's figures for the same measurements.
+
+  .ci/gpu-check --part 1|2|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
+  .ci/gpu-check --dry-run [--part ...]      the steps, their commands and time budgets
+  .ci/gpu-check --ratios-only DIR           the ratio table of a results folder (no GPU needed)
+
+Part 1: device/driver/library facts, the ldd check, `ctest -L gpu` with the skip rule (a
+GPU test that skips on a machine with a GPU fails unless it prints "SKIP(hardware): ..."),
+attention (llm set, cuDNN and flash, fwd and bwd) against SDPA's backends, copies (d2d,
+h2d, d2h pinned) against Tensor.copy_, collectives at one rank against torch.distributed.
+Part 2: facts, ldd, GEMM on the llm set plus 4096^3 and 8192^3 (bf16, fp16, fp8; heuristic,
+and bf16 autotuned) against torch.matmul / torch._scaled_mm, and bench_memory when built.
+Each step has a time budget (tests/gpu/gpu_check_plan.py); a part's budgets add up to 540 s.
+
+The build comes from a bundle (.ci/gpu-bundle; default .gpu/gpucal-gpu.tar.xz, unpacked to a
+temporary folder) or a build folder. Vendor libraries are taken from PyTorch's nvidia-*
+wheels (their lib folders go first on LD_LIBRARY_PATH). Results go to
+results/reference/<device>/ (CSVs and sidecars of both sides, facts-partN.json,
+ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json); with --export (default:
+$OUT when set) a tarball of them, the ratio table, the log and the summary are copied there.
+
+Exit: 0 all passed; 1 a failure (test, skip without a hardware reason, ldd, a bench's exit
+code); 2 bad arguments; 3 no NVIDIA GPU on this machine (nothing measured).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gpucal_bundle  # noqa: E402
+import ratios  # noqa: E402
+import skip_rule  # noqa: E402
+from gpu_check_plan import PART_LIMIT_S, steps_of, total_budget  # noqa: E402
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+DEFAULT_BUNDLE = os.path.join(REPO, ".gpu", "gpucal-gpu.tar.xz")
+SQUARES = (4096, 8192)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"gpu-check: {message} (see --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def parse_args(argv):
+    ap = OneLineParser(prog="gpu-check", description=__doc__.split("\n\n")[0],
+                       epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["1", "2", "all"], help="which device call this is")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--bundle", help="a .ci/gpu-bundle tarball (default .gpu/gpucal-gpu.tar.xz)")
+    src.add_argument("--build-dir", help="a gpucal build folder of this machine instead of a bundle")
+    ap.add_argument("--unpack-to", help="where the bundle is unpacked (default: a temporary folder)")
+    ap.add_argument("--out-dir", help="results folder (default results/reference/<device>)")
+    ap.add_argument("--device-name", help="the <device> of the default results folder (default: from nvidia-smi)")
+    ap.add_argument("--export", default=os.environ.get("OUT"),
+                    help="copy the results tarball, ratio table, log and summary here (default: $OUT when set)")
+    ap.add_argument("--skip", action="append", default=[], metavar="STEP", help="leave this step out (repeatable)")
+    ap.add_argument("--only", action="append", default=[], metavar="STEP", help="run only these steps (repeatable)")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    ap.add_argument("--ratios-only", metavar="DIR", help="write and print DIR's ratio table and exit")
+    a = ap.parse_args(argv)
+    if not a.ratios_only and not a.part:
+        ap.error("--part 1, 2 or all is required (or --dry-run --part N, or --ratios-only DIR)")
+    if a.part:
+        names = {s.name for s in steps_of(a.part)}
+        for n in a.skip + a.only:
+            if n not in names:
+                ap.error(f"no step '{n}' in part {a.part} (steps: {', '.join(sorted(names))})")
+    return a
+
+
+def selected_steps(a):
+    return [s for s in steps_of(a.part) if s.name not in a.skip and (not a.only or s.name in a.only)]
+
+
+def print_plan(steps, part):
+    print(f"gpu-check part {part}: {len(steps)} steps, budgets {sum(s.budget_s for s in steps):.0f} s "
+          f"(the plan's total for the part: {total_budget(part):.0f} s; limit per part {PART_LIMIT_S} s)")
+    for s in steps:
+        cmd = " ".join(s.argv) if s.argv else {"facts": "tests/gpu/gpu_facts.py", "ldd": "ldd of every executable",
+                                               "ctest": "ctest -L gpu (skip rule)",
+                                               "gemm_shapes": "bench_gemm --set llm --list + squares"}[s.kind]
+        print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:18s} {cmd}")
+
+
+def gpu_present():
+    """(True, names) when nvidia-smi lists a GPU, else (False, why)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return False, "nvidia-smi is not on PATH (no NVIDIA driver)"
+    try:
+        proc = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"nvidia-smi -L failed: {e}"
+    gpus = [l for l in proc.stdout.splitlines() if l.startswith("GPU ")]
+    if proc.returncode != 0 or not gpus:
+        return False, f"nvidia-smi -L lists no GPU ({(proc.stderr or proc.stdout).strip()[:200]})"
+    return True, gpus
+
+
+def device_slug(gpu_lines):
+    name = re.sub(r"^GPU \d+: ", "", gpu_lines[0])
+    name = re.sub(r"\s*\(UUID:.*\)$", "", name)
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
+
+
+class Log:
+    """Prints and keeps a copy of what gpu-check says."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, msg=""):
+        print(msg, flush=True)
+        self.lines.append(msg)
+
+    def save(self, path):
+        with open(path, "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+
+
+class Context:
+    def __init__(self, a, build, manifest, bundle_root, out_dir, work, env, log):
+        self.a, self.build, self.manifest, self.bundle_root = a, build, manifest, bundle_root
+        self.out, self.work, self.env, self.log = out_dir, work, env, log
+        self.failures, self.notes = [], []
+
+    def binary(self, name):
+        for rel in self.manifest["executables"]:
+            if os.path.basename(rel) == name:
+                return os.path.join(self.build, rel)
+        return None
+
+    def expand(self, text, budget):
+        def sub(m):
+            key = m.group(1)
+            if key.startswith("bin:"):
+                path = self.binary(key[4:])
+                if not path:
+                    raise FileNotFoundError(key[4:])
+                return path
+            return {"out": self.out, "work": self.work, "here": HERE, "python": sys.executable,
+                    "time_budget": str(max(5, int(budget - 15)))}[key]
+        return re.sub(r"\{([a-z_]+(?::[A-Za-z0-9_]+)?)\}", sub, text)
+
+
+def run_process(ctx, name, argv, budget, env=None):
+    """Runs argv with its output in work/NAME.log; stopped (SIGTERM, then SIGKILL) past
+    budget seconds. Returns (exit code or None when stopped, seconds)."""
+    log_path = os.path.join(ctx.work, f"{name}.log")
+    t0 = time.monotonic()
+    with open(log_path, "w") as out:
+        out.write("$ " + " ".join(argv) + "\n")
+        out.flush()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            rc = None
+    return rc, time.monotonic() - t0
+
+
+def tail(path, lines=6):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:]).rstrip()
+    except OSError:
+        return ""
+
+
+def csv_counts(path):
+    if not os.path.exists(path):
+        return "no CSV"
+    import csv  # noqa: PLC0415
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    counts = {}
+    for r in rows:
+        counts[r.get("status", "?")] = counts.get(r.get("status", "?"), 0) + 1
+    return f"{len(rows)} rows " + " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+
+
+def step_facts(ctx, step, budget):
+    exes = [p for p in (ctx.binary(b) for b in ("bench_gemm", "bench_attention", "bench_collectives")) if p]
+    argv = [sys.executable, os.path.join(HERE, "gpu_facts.py"), "--out",
+            os.path.join(ctx.out, f"facts-part{step.part}.json")] + sum((["--executable", e] for e in exes), [])
+    rc, secs = run_process(ctx, f"facts-part{step.part}", argv, budget)
+    ctx.log(tail(os.path.join(ctx.work, f"facts-part{step.part}.log"), 20))
+    return ("ok" if rc == 0 else "failed"), secs, ""
+
+
+def step_ldd(ctx, step, budget):
+    t0 = time.monotonic()
+    problems, missing = gpucal_bundle.check_libraries(ctx.build, ctx.manifest["executables"], ctx.env, ctx.bundle_root)
+    for p in problems:
+        ctx.log(f"    {p}")
+    note = f"{len(problems)} problem(s); vendor libraries not found: {', '.join(missing) or 'none'}"
+    return ("ok" if not problems and not missing else "failed"), time.monotonic() - t0, note
+
+
+def find_ctest():
+    """ctest on PATH, else beside the cmake of PyTorch's environment (pip's cmake package)."""
+    found = shutil.which("ctest")
+    if found:
+        return found
+    try:
+        import cmake  # noqa: PLC0415
+        candidate = os.path.join(cmake.CMAKE_BIN_DIR, "ctest")
+        return candidate if os.path.exists(candidate) else None
+    except (ImportError, AttributeError):
+        return None
+
+
+def step_ctest(ctx, step, budget):
+    ctest = find_ctest()
+    if not ctest:
+        return "failed", 0, "ctest not found (PATH, pip's cmake package)"
+    junit = os.path.join(ctx.work, f"ctest-gpu-part{step.part}.xml")
+    stop = time.strftime("%H:%M:%S", time.localtime(time.time() + budget - 20))
+    argv = [ctest, "--test-dir", ctx.build, "-L", "gpu", "-j", "4", "--timeout", "240", "--stop-time", stop,
+            "--output-junit", junit]
+    rc, secs = run_process(ctx, f"ctest-gpu-part{step.part}", argv, budget)
+    if not os.path.exists(junit):
+        return "failed", secs, "ctest was stopped before writing its results" if rc is None else f"no JUnit (rc {rc})"
+    verdicts, failures = skip_rule.judge(junit)
+    with open(os.path.join(ctx.out, f"ctest-gpu-part{step.part}.json"), "w") as f:
+        json.dump(verdicts, f, indent=2)
+    for v in verdicts:
+        if v["verdict"] != skip_rule.PASSED:
+            ctx.log(f"    {v['verdict']:13s} {v['name']}: {v['reason']}")
+    passed = sum(v["verdict"] == skip_rule.PASSED for v in verdicts)
+    hw = sum(v["verdict"] == skip_rule.HARDWARE_SKIP for v in verdicts)
+    note = f"{len(verdicts)} GPU tests: {passed} passed, {hw} skipped for hardware, {failures} failed"
+    return ("ok" if failures == 0 and verdicts else "failed"), secs, note
+
+
+def step_gemm_shapes(ctx, step, budget):
+    """The llm set's shapes (bench_gemm --set llm --list) plus 4096^3 and 8192^3, per dtype."""
+    t0 = time.monotonic()
+    from gpu_check_plan import GEMM_DTYPES  # noqa: PLC0415
+    for dtype in GEMM_DTYPES:
+        proc = subprocess.run([ctx.binary("bench_gemm"), "--set", "llm", "--list", "--dtype", dtype, "--layout", "TN"],
+                              capture_output=True, text=True, env=ctx.env, timeout=budget)
+        if proc.returncode != 0:
+            return "failed", time.monotonic() - t0, proc.stderr.strip()[:200]
+        lines = [l for l in proc.stdout.splitlines() if l and not l.startswith("#")]
+        header = lines[0].split(",")
+        keep = ["m", "n", "k", "batch", "dtype", "layout"]
+        rows = [",".join(dict(zip(header, l.split(",")))[c] for c in keep) for l in lines[1:]]
+        rows += [f"{s},{s},{s},1,{dtype},TN" for s in SQUARES]
+        with open(os.path.join(ctx.work, f"gemm_shapes_{dtype}.csv"), "w") as f:
+            f.write(",".join(keep) + "\n" + "\n".join(rows) + "\n")
+    return "ok", time.monotonic() - t0, f"{len(rows)} shapes per dtype"
+
+
+def step_command(ctx, step, budget):
+    try:
+        argv = [ctx.expand(x, budget) for x in step.argv]
+        needs = ctx.expand(step.needs, budget) if step.needs else ""
+    except FileNotFoundError as e:
+        return "absent", 0, f"{e.args[0]} is not in this build"
+    if needs and not os.path.exists(needs):
+        return "absent", 0, f"{os.path.relpath(needs, REPO)} is not in this checkout"
+    rc, secs = run_process(ctx, step.name, argv, budget)
+    csv_path = next((x for x in argv if x.endswith(".csv") and x.startswith(ctx.out)), "")
+    note = csv_counts(csv_path) if csv_path else ""
+    if rc is None:
+        return "truncated", secs, f"stopped at its {budget:.0f} s budget; {note}"
+    if rc != 0:
+        return "failed", secs, f"exit {rc}; {note}; " + tail(os.path.join(ctx.work, f"{step.name}.log"), 3)
+    return "ok", secs, note
+
+
+RUNNERS = {"facts": step_facts, "ldd": step_ldd, "ctest": step_ctest, "gemm_shapes": step_gemm_shapes,
+           "bench": step_command, "torch": step_command}
+
+
+def locate_build(a, log):
+    """(build folder, manifest, bundle root or None)."""
+    if a.build_dir:
+        build = os.path.abspath(a.build_dir)
+        if not os.path.isdir(build):
+            raise SystemExit(f"gpu-check: --build-dir {a.build_dir}: no such folder")
+        return build, {"executables": gpucal_bundle.executables(build)}, None
+    bundle = a.bundle or DEFAULT_BUNDLE
+    if not os.path.exists(bundle):
+        raise SystemExit(f"gpu-check: no bundle at {bundle}: make one with .ci/gpu-bundle, or give --build-dir")
+    dest = a.unpack_to or tempfile.mkdtemp(prefix="gpucal-gpu-")
+    root, manifest = gpucal_bundle.unpack(bundle, dest)
+    log(f"bundle {bundle} (commit {manifest.get('git_commit', '?')[:12]}, archs {manifest.get('cuda_architectures')}) "
+        f"unpacked in {root}")
+    return os.path.join(root, "build"), manifest, root
+
+
+def export(ctx, part, summary_path):
+    """Copies the results as at most 4 files into --export (the device tool brings back 8)."""
+    if not ctx.a.export:
+        return
+    os.makedirs(ctx.a.export, exist_ok=True)
+    tar_path = os.path.join(ctx.a.export, f"gpu-check-part{part}.tar.gz")
+    with tarfile.open(tar_path, "w:gz") as tar:
+        tar.add(ctx.out, arcname=os.path.basename(ctx.out))
+        tar.add(ctx.work, arcname=f"gpu-check-part{part}-logs")
+    for src, name in ((os.path.join(ctx.out, "ratios.md"), f"ratios-part{part}.md"),
+                      (summary_path, f"summary-part{part}.json")):
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(ctx.a.export, name))
+    ctx.log(f"exported to {ctx.a.export}: {os.path.basename(tar_path)} ({os.path.getsize(tar_path) / 2**20:.1f} MiB), "
+            f"ratios-part{part}.md, summary-part{part}.json, gpu-check-part{part}.log")
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.ratios_only:
+        if not os.path.isdir(a.ratios_only):
+            print(f"gpu-check: --ratios-only {a.ratios_only}: not a folder", file=sys.stderr)
+            return EXIT_USAGE
+        ratios.write(a.ratios_only)
+        return EXIT_OK
+    steps = selected_steps(a)
+    if a.dry_run:
+        print_plan(steps, a.part)
+        return EXIT_OK
+    present, gpus = gpu_present()
+    if not present:
+        print(f"gpu-check: no NVIDIA GPU on this machine ({gpus}); nothing measured. It runs where a GPU is: "
+              f"README, 'Running on a GPU machine'. --dry-run shows the plan.", file=sys.stderr)
+        return EXIT_NO_GPU
+    log = Log()
+    part = a.part
+    log(f"gpu-check part {part} on {', '.join(gpus)}")
+    build, manifest, bundle_root = locate_build(a, log)
+    out_dir = os.path.abspath(a.out_dir or os.path.join(REPO, "results", "reference", a.device_name or device_slug(gpus)))
+    os.makedirs(out_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f"gpu-check-part{part}-")
+    env = dict(os.environ)
+    wheel_dirs = gpucal_bundle.wheel_library_dirs()
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(wheel_dirs + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p])
+    log(f"vendor libraries from PyTorch's wheels: {', '.join(wheel_dirs) or 'none found (the system paths are used)'}")
+    ctx = Context(a, build, manifest, bundle_root, out_dir, work, env, log)
+    results, savings, t_start = [], 0.0, time.monotonic()
+    for step in steps:
+        budget = step.budget_s + savings
+        log(f"[{time.monotonic() - t_start:5.0f} s] {step.name} (budget {budget:.0f} s) ...")
+        status, secs, note = RUNNERS[step.kind](ctx, step, budget)
+        savings = max(0.0, budget - secs) if status != "absent" else budget
+        results.append({"step": step.name, "status": status, "seconds": round(secs, 1), "budget_s": round(budget),
+                        "note": note})
+        log(f"         {step.name}: {status} in {secs:.0f} s. {note}")
+    log("")
+    rows, _ = ratios.write(out_dir, stream=None)
+    log(ratios.markdown(rows, [], print_rows=4) if rows else "(no ratios: no baseline matched a gpucal row)")
+    failed = [r for r in results if r["status"] == "failed"]
+    summary = {"part": part, "gpus": gpus, "build": manifest.get("git_commit"), "results": out_dir,
+               "steps": results, "seconds": round(time.monotonic() - t_start), "failed_steps": [r["step"] for r in failed]}
+    summary_path = os.path.join(out_dir, f"summary-part{part}.json")
+    with open(summary_path, "w") as f:
+        json.dump(summary, f, indent=2)
+    log("steps: " + "; ".join(f"{r['step']} {r['status']} {r['seconds']:.0f}/{r['budget_s']} s" for r in results))
+    log(f"gpu-check part {part}: {'FAILED: ' + ', '.join(summary['failed_steps']) if failed else 'passed'} "
+        f"({summary['seconds']} s); results in {out_dir}")
+    log.save(os.path.join(work, f"gpu-check-part{part}.log"))
+    if a.export:
+        export(ctx, part, summary_path)
+        log.save(os.path.join(a.export, f"gpu-check-part{part}.log"))
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
