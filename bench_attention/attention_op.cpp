@@ -12,6 +12,7 @@
 #include "harness/element_convert.h"
 #include "harness/errors.h"
 #include "harness/peaks.h"
+#include "harness/sweep.h"
 
 namespace gpucal::attention {
 
@@ -25,14 +26,6 @@ std::vector<unsigned char> to_host(Backend& be, const Buffer& buf) {
   std::vector<unsigned char> raw(buf.bytes());
   if (!raw.empty()) be.copy(raw.data(), buf.get(), raw.size());
   return raw;
-}
-
-std::string gib(double bytes) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(1);
-  s << bytes / double(1ull << 30) << " GiB";
-  return s.str();
 }
 
 // Largest normalized error of one row; NaN (poison left in place) counts as infinite.
@@ -126,8 +119,8 @@ void AttentionOp::setup(Backend& backend, const RunConfig& config) {
   const double need = static_cast<double>(p_.tensor_bytes() + workspace_estimate());
   const double have = static_cast<double>(backend.info().memory_bytes);
   if (have > 0 && need > 0.95 * have)
-    throw SkipPoint("needs " + gib(need) + " of " + (backend.is_host() ? "host" : "device") + " memory, " +
-                    backend.info().name + " has " + gib(have));
+    throw SkipPoint("needs " + format_gib(need) + " of " + (backend.is_host() ? "host" : "device") + " memory, " +
+                    backend.info().name + " has " + format_gib(have));
   const size_t e = dtype_bytes(p_.dtype);
   const size_t qn = static_cast<size_t>(p_.shape.q_elems()), kvn = static_cast<size_t>(p_.shape.kv_elems());
   q_ = backend.allocate(qn * e);
