@@ -7,6 +7,8 @@
 //   --fma-elements (fma_chain)  --rows (tokens) --cols (hidden/ffn/vocabulary/sequence)
 //   --params (AdamW)  or --set llm|quick (fixed shapes; --list prints the points)
 //   --impl auto|host|gpucal|cudnn
+// Or --model NAME|--model-config FILE with the layout flags (--tp --pp --dp --seq ...): the
+// memory-bound operations one training step runs on one rank (harness/model/).
 // Example: bench_memory --backend cuda --set llm --out memory.csv
 //          bench_memory --backend host --kernel stream --dtype fp32 --out stream.csv
 #include <CLI/CLI.hpp>
@@ -17,6 +19,7 @@
 #include "bench_memory/memory_sets.h"
 #include "harness/driver.h"
 #include "harness/errors.h"
+#include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -167,6 +170,20 @@ bool impl_offers(const std::string& impl, Kernel k) {
   return impl != "cudnn" || k == Kernel::layernorm_fwd || k == Kernel::rmsnorm_fwd;
 }
 
+// --model: the step's memory-bound operations on this rank, one point per distinct shape.
+std::vector<MemoryPoint> points_from_model(const model::ModelOptions& from_model) {
+  std::vector<MemoryPoint> out;
+  for (const auto& g : from_model.groups()) {
+    const model::MemoryShape& m = g.op.memory;
+    const KernelDesc& k = find_kernel(m.kernel);
+    MemoryPoint p{k.id, g.op.dtype, Dims{0, m.rows, m.cols}};
+    if (k.shape == Shape::params) p.dims = Dims{m.params, 0, 0};
+    if (k.family == Family::stream) p.dims = Dims{m.bytes / static_cast<int64_t>(dtype_bytes(g.op.dtype)), 0, 0};
+    out.push_back(p);
+  }
+  return out;
+}
+
 void print_list(const std::vector<MemoryPoint>& points, const std::vector<std::string>& impls,
                 const std::string& regime) {
   std::printf("# point bytes working_set_bytes\n");
@@ -184,6 +201,9 @@ int main(int argc, char** argv) {
   MemoryOptions opt;
   std::shared_ptr<LibraryContext> cudnn;
   std::shared_ptr<RunContext> run;
+  model::ModelOptions from_model({.bench = "memory",
+                                  .replaced_flags = {"--kernel", "--bytes", "--fma-elements", "--rows", "--cols",
+                                                     "--params", "--set"}});
   BenchSpec spec;
   spec.bench = "memory";
   spec.description =
@@ -235,7 +255,8 @@ int main(int argc, char** argv) {
     run = std::make_shared<RunContext>();
     run->caches = cache_levels(backend.info());
     run->llc_bytes = last_level_bytes(run->caches);
-    const auto points = points_from(opt, run->llc_bytes, backend.is_host());
+    const auto points =
+        from_model.active() ? points_from_model(from_model) : points_from(opt, run->llc_bytes, backend.is_host());
     std::vector<std::unique_ptr<Op>> ops;
     for (const auto& impl : impls_for(opt.impl, backend.name())) {
       ImplFactory factory;
@@ -262,5 +283,6 @@ int main(int argc, char** argv) {
     meta.doc()["cache_levels"] = cache_levels_json(run ? run->caches : cache_levels(backend.info()));
     if (cudnn) meta.add_library("cudnn", cudnn->version());
   };
+  from_model.attach(spec);
   return bench_main(argc, argv, spec);
 }
