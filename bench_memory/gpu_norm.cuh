@@ -86,8 +86,11 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a) {
   float* pg = a.partial + blockIdx.x * width;
   float* pb = pg + cols;
   float acc_g[G > 0 ? G : 1][V] = {}, acc_b[G > 0 ? G : 1][V] = {};
-  if (G == 0)
+  if (G == 0) {
+    // Zeroed by other threads than the ones that own the columns below: wait for all.
     for (int64_t j = threadIdx.x; j < width; j += kThreads) pg[j] = 0;
+    __syncthreads();
+  }
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const T* dyr = dy + r * cols;
     const T* xr = x + r * cols;
