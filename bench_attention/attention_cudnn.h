@@ -13,7 +13,7 @@
 #include <string>
 
 #include "bench_attention/attention_params.h"
-#include "bench_attention/cudnn_graph_util.h"  // CUDNN_CHECK, CudnnError, CudnnUnsupported
+#include "harness/cudnn_graph.h"  // CUDNN_CHECK, CudnnError, CudnnUnsupported
 
 namespace gpucal::attention {
 

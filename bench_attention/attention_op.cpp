@@ -12,6 +12,7 @@
 #include "harness/element_convert.h"
 #include "harness/errors.h"
 #include "harness/peaks.h"
+#include "harness/sweep.h"
 
 namespace gpucal::attention {
 

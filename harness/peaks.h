@@ -18,6 +18,11 @@ struct Peak {
 
 // `math` is the dtype the multiply runs in (tf32 for fp32 inputs on tensor cores, int8, ...).
 Peak peak_tflops(const DeviceInfo& device, DType math);
+// Vector (non-tensor, non-matrix) FMA throughput for elementwise work in `t` (fp64, fp32,
+// fp16, bf16): what an elementwise kernel can reach at most (bench_memory's fma_chain).
+// Published figures where the vendor gives them, else compute units x clock x vector flop
+// per clock per unit; fp16/bf16 on the host are 0 (no vector FMA in those types).
+Peak vector_peak_tflops(const DeviceInfo& device, DType t);
 // Memory bandwidth, GB/s (1e9 B/s); 0 when unknown.
 double peak_memory_gbps(const DeviceInfo& device);
 

@@ -123,6 +123,14 @@ std::string format_size(int64_t bytes) {
   return std::to_string(bytes) + suffixes[i];
 }
 
+std::string format_gib(double bytes) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << bytes / double(1ull << 30) << " GiB";
+  return s.str();
+}
+
 }  // namespace gpucal
 
 #include <fstream>

@@ -24,6 +24,8 @@ std::vector<std::string> parse_word_list(const std::string& spec, const std::str
                                          const std::vector<std::string>& allowed = {});
 // Compact, exact rendering of a byte count for point names: 4096 -> "4K", 1000 -> "1000".
 std::string format_size(int64_t bytes);
+// A byte count for messages, in GiB with one decimal: "1.5 GiB".
+std::string format_gib(double bytes);
 
 }  // namespace gpucal
 

@@ -10,11 +10,16 @@ Writes PNG and SVG for:
   gemm_roofline_<dtype>                achieved TFLOP/s against arithmetic intensity, with the roofs
   attention_tflops                     attention TFLOP/s against sequence length
   p2p_pair_matrix_<pattern>            p2p bandwidth per (source, destination) rank
+  memory_bandwidth                     STREAM bandwidth against working set per kernel and dtype, the
+                                       cache levels of memory.json marked, calibration.json's plateaus shaded
+  memory_ops                           each memory-bound op's bandwidth against bytes moved, with the
+                                       device's memory bandwidth
 A figure whose input rows are absent is skipped with a printed reason. Needs matplotlib; run
 with /usr/bin/python3 on Debian (the system Python has python3-matplotlib).
 """
 import argparse
 import collections
+import json
 import math
 import os
 import sys
@@ -79,9 +84,7 @@ def plot_gemm(results_dir, calibration, out_dir):
     rows = read_rows(results_dir, "gemm")
     if not rows:
         return skip("gemm_efficiency_heatmap, gemm_roofline", "no ok rows in gemm.csv")
-    mem_gbps = None
-    if calibration and calibration.get("memory"):
-        mem_gbps = calibration["memory"]["d2d_copy"]["best_gbps"]
+    mem_gbps, mem_source = memory_bandwidth(calibration)
     for dtype in sorted({r["dtype"] for r in rows}):
         drows = [r for r in rows if r["dtype"] == dtype]
         shapes = best_by(drows, lambda r: (int(r["m"]), int(r["n"]), int(r["k"])), "tflops")
@@ -114,13 +117,17 @@ def plot_gemm(results_dir, calibration, out_dir):
         peaks = [num(r, "peak_tflops") for r in drows if num(r, "peak_tflops")]
         lo, hi = min(p[0] for p in points) / 2, max(p[0] for p in points) * 2
         if peaks:
-            ax.axhline(max(peaks), color="k", linestyle="--", label="peak %.0f TFLOP/s" % max(peaks))
+            ax.axhline(max(peaks), color="k", linestyle="--", label="peak %s TFLOP/s" % short(max(peaks)))
         if mem_gbps:
-            xs = [lo, hi]
-            roof = [x * mem_gbps / 1e3 for x in xs]  # flop/byte * GB/s = GFLOP/s; /1e3 -> TFLOP/s
+            # The memory roof's slope is the measured bandwidth: flop/byte * GB/s = GFLOP/s.
+            if peaks:
+                knee = max(peaks) * 1e3 / mem_gbps
+                lo, hi = min(lo, knee / 4), max(hi, knee * 4)
+            xs = [lo, hi] if not peaks else [lo, knee, hi]
+            roof = [x * mem_gbps / 1e3 for x in xs]
             if peaks:
                 roof = [min(y, max(peaks)) for y in roof]
-            ax.plot(xs, roof, "r-", label="memory roof %.0f GB/s (d2d copy)" % mem_gbps)
+            ax.plot(xs, roof, "r-", label="memory roof %s GB/s (%s)" % (short(mem_gbps), mem_source))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (flop/byte)")
@@ -129,6 +136,97 @@ def plot_gemm(results_dir, calibration, out_dir):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         save(fig, out_dir, "gemm_roofline_" + safe_name(dtype))
+
+
+def short(value):
+    """3 significant digits without rounding small values away: 0.45 -> '0.45', 989.4 -> '989'."""
+    return "%.3g" % value
+
+
+def memory_bandwidth(calibration):
+    """(GB/s, source) of the device's memory from calibration.json, or (None, None)."""
+    memory = (calibration or {}).get("memory") or {}
+    if memory.get("device_bandwidth_gbps"):
+        return memory["device_bandwidth_gbps"], memory.get("device_bandwidth_source", "memory plateau")
+    if memory.get("d2d_copy"):
+        return memory["d2d_copy"]["best_gbps"], "p2p d2d copy"
+    return None, None
+
+
+def cache_levels(results_dir, calibration):
+    """[(name, bytes)] from memory.json's cache_levels (or calibration.json's copy of them)."""
+    path = os.path.join(results_dir, "memory.json")
+    levels = None
+    if os.path.exists(path):
+        with open(path) as f:
+            levels = json.load(f).get("cache_levels")
+    if levels is None and calibration and (calibration.get("memory") or {}).get("stream"):
+        levels = calibration["memory"]["stream"].get("cache_levels")
+    return [(c["name"], float(c["bytes"])) for c in levels or []]
+
+
+def plot_memory(results_dir, calibration, out_dir):
+    rows = read_rows(results_dir, "memory")
+    if not rows:
+        return skip("memory_bandwidth, memory_ops", "no ok rows in memory.csv")
+    levels = cache_levels(results_dir, calibration)
+    stream = [r for r in rows if r.get("family") == "stream"]
+    stretches = {}
+    if calibration and (calibration.get("memory") or {}).get("stream"):
+        for c in calibration["memory"]["stream"]["curves"]:
+            stretches[(c["kernel"], c["dtype"], c["impl"])] = c.get("stretches", [])
+    if not stream:
+        skip("memory_bandwidth", "no STREAM rows in memory.csv")
+    else:
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        curves = collections.defaultdict(list)
+        for r in stream:
+            curves[(r["kernel"], r["dtype"], r["impl"])].append(r)
+        for i, (key, crows) in enumerate(sorted(curves.items())):
+            color = "C%d" % (i % 10)
+            best = best_by(crows, lambda r: num(r, "working_set_bytes"), "bandwidth_gbps")
+            xs = sorted(best)
+            ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "o-", color=color, ms=4,
+                    label="%s %s (%s)" % key)
+            for p in stretches.get(key, []):
+                ax.hlines(p["bandwidth_gbps"], p["working_set_min_bytes"], p["working_set_max_bytes"], colors=color,
+                          linewidth=5, alpha=0.35)
+        for name, size in levels:
+            ax.axvline(size, color="grey", linestyle=":", linewidth=1)
+            ax.annotate("%s %s" % (name, format_bytes(size)), (size, 1), xycoords=("data", "axes fraction"),
+                        rotation=90, va="top", ha="right", fontsize=8, color="grey")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("working set (bytes: every array of the kernel)")
+        ax.set_ylabel("bandwidth (GB/s, 1e9 B/s; STREAM's byte count)")
+        title = "STREAM bandwidth vs working set, cache levels marked, plateaus shaded [regime: %s]" % regimes(stream)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        save(fig, out_dir, "memory_bandwidth")
+    ops = [r for r in rows if r.get("family") == "op"]
+    if not ops:
+        return skip("memory_ops", "no op rows in memory.csv")
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    series = collections.defaultdict(list)
+    for r in ops:
+        series[(r["kernel"], r["dtype"])].append(r)
+    for i, (key, srows) in enumerate(sorted(series.items())):
+        best = best_by(srows, lambda r: num(r, "bytes"), "bandwidth_gbps")
+        xs = sorted(best)
+        ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "-", color="C%d" % (i % 10),
+                marker="osv^<>"[i // 10 % 6], ms=4, label="%s %s" % key)
+    mem_gbps, mem_source = memory_bandwidth(calibration)
+    if mem_gbps:
+        ax.axhline(mem_gbps, color="k", linestyle="--", label="memory %s GB/s (%s)" % (short(mem_gbps), mem_source))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes moved per op (the minimum it must read and write)")
+    ax.set_ylabel("achieved bandwidth (GB/s, 1e9 B/s)")
+    ax.set_title("memory-bound ops: bandwidth vs bytes moved [regime: %s]" % regimes(ops), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    save(fig, out_dir, "memory_ops")
 
 
 def plot_attention(results_dir, out_dir):
@@ -196,6 +294,7 @@ def main():
     plot_gemm(args.results_dir, calibration, out_dir)
     plot_attention(args.results_dir, out_dir)
     plot_p2p_pairs(args.results_dir, out_dir)
+    plot_memory(args.results_dir, calibration, out_dir)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include "comm_fits.h"
 #include "compute_tables.h"
 #include "harness/file_io.h"
+#include "memory_tables.h"
 
 namespace gpucal::calibration {
 
@@ -53,9 +54,7 @@ json build_calibration(const ResultsDir& results) {
     missing.push_back("compute.attention: no ok rows in attention.csv");
   doc["compute"] = compute;
 
-  doc["memory"] = nullptr;
-  if (const BenchResults* b = results.find("p2p")) doc["memory"] = memory_tables(*b);
-  if (doc["memory"].is_null()) missing.push_back("memory: no ok p2p 'copy' d2d rows in p2p.csv");
+  doc["memory"] = memory_section(results.find("p2p"), results.find("memory"), missing);
 
   doc["communication"] = fit_communication(results);
   if (doc["communication"]["collectives"].empty()) missing.push_back("communication.collectives: no ok rows in collectives.csv");

@@ -146,6 +146,18 @@ void validate_calibration(const json& doc, const std::string& source) {
     c.field(d2d, "$.memory.d2d_copy", "best_gbps", Kind::positive);
     c.step_table(d2d, "$.memory.d2d_copy", "MB_efficiency");
   }
+  // bench_memory's figures, as the exporters read them (each optional: absent without rows).
+  if (memory.is_object()) {
+    if (memory.contains("device_bandwidth_gbps")) c.field(memory, "$.memory", "device_bandwidth_gbps", Kind::positive);
+    if (memory.contains("copy_MB_efficiency")) c.step_table(memory, "$.memory", "copy_MB_efficiency");
+    if (memory.contains("vector"))
+      for (const auto& [dtype, rate] : c.field(memory, "$.memory", "vector", Kind::object).items()) {
+        const std::string at = "$.memory.vector." + dtype;
+        c.value(rate, at, Kind::object);
+        c.field(rate, at, "best_tflops", Kind::positive);
+        if (rate.contains("peak_tflops")) c.field(rate, at, "peak_tflops", Kind::positive, true);
+      }
+  }
 
   const json& comm = c.field(doc, root, "communication", Kind::object);
   const json& colls = c.field(comm, "$.communication", "collectives", Kind::array);

@@ -11,18 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-json step_json(const StepTable& table) {
-  json j = json::array();
-  for (const auto& [x, eff] : table) j.push_back({x, eff});
-  return j;
-}
-
 // Rows of the preferred regime: 'cold' when present (what a step in a training loop sees
 // after other kernels evicted L2), else all ok rows.
 std::pair<std::vector<std::size_t>, std::string> regime_rows(const BenchResults& b,
@@ -58,13 +46,25 @@ std::vector<std::size_t> plausible_rows(const BenchResults& b, std::vector<std::
 
 }  // namespace
 
+json step_table_json(const StepTable& table) {
+  json j = json::array();
+  for (const auto& [x, eff] : table) j.push_back({x, eff});
+  return j;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 StepTable step_table_by_log2_bucket(const std::vector<std::pair<double, double>>& x_eff) {
   std::map<int, std::vector<double>> buckets;
   for (const auto& [x, eff] : x_eff)
     if (x > 0) buckets[static_cast<int>(std::floor(std::log2(x)))].push_back(eff);
   StepTable table;
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it)
-    table.emplace_back(std::exp2(it->first), median(it->second));
+    table.emplace_back(std::exp2(it->first), median_of(it->second));
   return table;
 }
 
@@ -121,37 +121,10 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
                   {"efficiency_reference", peak > 0 ? "peak_tflops" : "best_tflops"},
                   {"reference_tflops", reference},
                   {"regime", regime},
-                  {"gflops_efficiency", step_json(step_table_by_log2_bucket(gflop_eff))},
+                  {"gflops_efficiency", step_table_json(step_table_by_log2_bucket(gflop_eff))},
                   {"by_shape", shapes}};
   }
   return out;
-}
-
-json memory_tables(const BenchResults& p2p) {
-  const CsvTable& t = p2p.table;
-  t.require_columns({"pattern", "direction", "size_bytes", "bandwidth_gbps"});
-  std::map<double, double> best_by_size;  // size -> best bandwidth over repeats/devices
-  for (std::size_t r : p2p.ok_rows) {
-    if (t.get_string(r, "pattern") != "copy" || t.get_string(r, "direction").find("d2d") == std::string::npos)
-      continue;
-    const double size = t.get_double(r, "size_bytes");
-    best_by_size[size] = std::max(best_by_size[size], t.get_double(r, "bandwidth_gbps"));
-  }
-  if (best_by_size.empty()) return nullptr;
-  double best = 0;
-  for (const auto& [size, bw] : best_by_size) best = std::max(best, bw);
-  json points = json::array();
-  StepTable mb_eff;  // thresholds are the measured sizes, in MB (1e6 B) as Calculon reads them
-  for (auto it = best_by_size.rbegin(); it != best_by_size.rend(); ++it) {
-    mb_eff.emplace_back(it->first / 1e6, it->second / best);
-    points.push_back({{"size_bytes", it->first}, {"bandwidth_gbps", it->second}, {"efficiency", it->second / best}});
-  }
-  std::reverse(points.begin(), points.end());
-  return {{"d2d_copy",
-           {{"best_gbps", best},
-            {"efficiency_reference", "best_gbps"},
-            {"MB_efficiency", step_json(mb_eff)},
-            {"by_size", points}}}};
 }
 
 json attention_tables(const BenchResults& attention, std::vector<std::string>& warnings) {

@@ -9,7 +9,8 @@
 //                 α of the p2p sendrecv fit; without p2p rows, the collective α / (2(n-1))
 //                 (the ring allreduce's 2(n-1) latency steps)
 //   system.json
-//     local-mem-bw  GB/s: best p2p 'copy' D2D bandwidth
+//     local-mem-bw  GB/s: memory.device_bandwidth_gbps (bench_memory's copy plateau beyond the
+//                   caches, else the best p2p 'copy' D2D bandwidth)
 //     peak-perf     TFLOP/s: best ACHIEVED GEMM throughput (bf16, else fp16, else any dtype)
 //     roofline-enabled 1;  *-implementation "ring" per dimension; scheduling keys are
 //     ASTRA-sim's example defaults (simulator settings, not measurements).
@@ -91,9 +92,12 @@ ExportReport export_astrasim(const json& calibration, const std::string& out_dir
               {"roofline-enabled", 1},
               {"local-mem-bw", nullptr},
               {"peak-perf", nullptr}};
-  const json& memory = calibration.at("memory");
-  if (memory.is_object() && memory.contains("d2d_copy")) system["local-mem-bw"] = memory.at("d2d_copy").at("best_gbps");
-  else report.unfilled.push_back("local-mem-bw: no p2p 'copy' d2d rows");
+  if (const auto bw = memory_bandwidth(calibration)) {
+    system["local-mem-bw"] = bw->gbps;
+    report.notes.push_back("local-mem-bw: " + bw->source);
+  } else {
+    report.unfilled.push_back("local-mem-bw: no bench_memory copy plateau and no p2p 'copy' d2d rows");
+  }
   if (const auto dtype = preferred_matrix_dtype(calibration)) {
     system["peak-perf"] = calibration.at("compute").at("gemm").at(*dtype).at("best_tflops");
     report.notes.push_back("peak-perf: best achieved " + *dtype + " GEMM TFLOP/s");

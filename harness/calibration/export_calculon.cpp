@@ -4,8 +4,11 @@
 //   matrix.<dtype>.gflops_efficiency [[GFLOP per op, efficiency], ...] descending: GEMM shapes
 //                                    bucketed by floor(log2 GFLOP), median of the best
 //                                    implementation per shape; last threshold set to 0
-//   mem1.GBps                        GB/s: best p2p 'copy' D2D bandwidth_gbps
-//   mem1.MB_efficiency               [[MB (1e6 B), bandwidth / best], ...] descending
+//   vector.<dtype>                   bench_memory fma_chain: tflops = the vector peak (else the best
+//                                    achieved), gflops_efficiency [[0, best / peak]] (one size)
+//   mem1.GBps                        GB/s: memory.device_bandwidth_gbps (bench_memory's copy plateau
+//                                    beyond the caches, else the best p2p 'copy' D2D bandwidth)
+//   mem1.MB_efficiency               [[MB (1e6 B), bandwidth / GBps <= 1], ...] descending
 //   mem1.GiB                         device memory from the run metadata, when recorded
 //   networks[i]                      tier 0 intra-node (spans_nodes=0), tier 1 inter-node:
 //                                    bandwidth GB/s = α–β beta_gbps (bus), efficiency 1.0
@@ -13,7 +16,7 @@
 //                                    size = GPUs in the tier
 // Calculon's time = latency + scalar·S·(1 + offset/n)/(bandwidth·efficiency) with
 // all_reduce [2, -1] is exactly t = α + S·2(n-1)/n / busbw: the α–β fit's form.
-// Not measured, so null and reported: vector (no elementwise bench), networks[].processor_usage.
+// Not measured, so null and reported: networks[].processor_usage.
 #include <fstream>
 
 #include "export_common.h"
@@ -39,17 +42,31 @@ ExportReport export_calculon(const json& calibration, const std::string& out_dir
     report.unfilled.push_back("matrix: no GEMM rows");
   }
   system["matrix"] = matrix.empty() ? json(nullptr) : matrix;
-  system["vector"] = nullptr;
-  report.unfilled.push_back("vector: no elementwise/vector bench in gpucal yet");
-
-  const json& memory = calibration.at("memory");
-  json mem1{{"GiB", nullptr}, {"GBps", nullptr}, {"MB_efficiency", nullptr}};
-  if (memory.is_object() && memory.contains("d2d_copy")) {
-    mem1["GBps"] = memory.at("d2d_copy").at("best_gbps");
-    mem1["MB_efficiency"] = step_table_floor_zero(memory.at("d2d_copy").at("MB_efficiency"));
-    report.notes.push_back("mem1: GBps = best p2p copy d2d bandwidth_gbps as bench_p2p counts it");
+  json vector = json::object();
+  for (const char* dtype : {"fp32", "fp16", "bf16"}) {
+    const auto v = vector_rate(calibration, dtype);
+    if (!v) continue;
+    // As matrix: tflops is the peak when recorded, the efficiency the measured share of it
+    // (fma_chain is one size: the table has one step).
+    const double peak = v->peak_tflops.is_number() ? v->peak_tflops.get<double>() : v->best_tflops;
+    vector[calculon_dtype_name(dtype)] = {{"tflops", peak}, {"gflops_efficiency", json::array({json::array({0.0, v->best_tflops / peak})})}};
+  }
+  if (!vector.empty()) {
+    system["vector"] = vector;
+    report.notes.push_back("vector: bench_memory fma_chain TFLOP/s against the vector peak, one size (gflops_efficiency "
+                           "has a single step)");
   } else {
-    report.unfilled.push_back("mem1.GBps, mem1.MB_efficiency: no p2p 'copy' d2d rows");
+    system["vector"] = nullptr;
+    report.unfilled.push_back("vector: no bench_memory fma_chain rows");
+  }
+
+  json mem1{{"GiB", nullptr}, {"GBps", nullptr}, {"MB_efficiency", nullptr}};
+  if (const auto bw = memory_bandwidth(calibration)) {
+    mem1["GBps"] = bw->gbps;
+    if (bw->mb_efficiency.is_array()) mem1["MB_efficiency"] = step_table_floor_zero(bw->mb_efficiency);
+    report.notes.push_back("mem1: GBps = " + bw->source);
+  } else {
+    report.unfilled.push_back("mem1.GBps, mem1.MB_efficiency: no bench_memory copy plateau and no p2p 'copy' d2d rows");
   }
   if (const auto gib = device_memory_gib(calibration)) mem1["GiB"] = *gib;
   else report.unfilled.push_back("mem1.GiB: no device memory capacity in the run metadata");

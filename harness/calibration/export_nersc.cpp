@@ -1,6 +1,9 @@
 // NERSC transformer-perf-estimates (arXiv 2410.00273) inputs, written to <out>/nersc/:
 //   system.json        matrix_flops_fp16   TFLOP/s, best ACHIEVED bf16 (else fp16) GEMM
-//                      hbm_bandwidth       GB/s, best p2p 'copy' D2D bandwidth
+//                      hbm_bandwidth       GB/s, memory.device_bandwidth_gbps (bench_memory's copy
+//                                          plateau beyond the caches, else best p2p 'copy' D2D)
+//                      vector_flops_fp32, vector_flops_fp16  TFLOP/s, best achieved bench_memory
+//                                          fma_chain fp32 / fp16 (else bf16)
 //                      hbm_capacity        GiB from the run metadata, when recorded
 //                      nvlink_bandwidth    GB/s, intra-node tier (spans_nodes=0) α–β beta_gbps (bus)
 //                      nvlink_eff          1.0 (the bandwidth is already achieved)
@@ -8,12 +11,13 @@
 //                      nvlink_size         GPUs in the measured intra-node tier (ranks_per_node;
 //                                          a lower bound on the NVLink domain)
 //                      ib_bandwidth, ib_eff, ib_latency: the same from the inter-node tier
-//                      vector_flops_fp32, nic_factor: not measured -> null, reported
+//                      nic_factor: not measured -> null, reported
 //   comm_sigmoid_fits.json  the older path's form {op: {gpus_per_node: {nodes: [H, k, x0, y0]}}}:
 //                      bus bandwidth GB/s = H / (1 + e^(-k (log2 bytes - x0))) + y0, one per
 //                      collective group (bf16 preferred, else the dtype with most points).
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "export_common.h"
 
@@ -36,11 +40,24 @@ ExportReport export_nersc(const json& calibration, const std::string& out_dir) {
     }
   }
   if (system["matrix_flops_fp16"].is_null()) report.unfilled.push_back("matrix_flops_fp16: no bf16/fp16 GEMM rows");
-  system["vector_flops_fp32"] = nullptr;
-  report.unfilled.push_back("vector_flops_fp32: no elementwise/vector bench in gpucal yet");
-  const json& memory = calibration.at("memory");
-  system["hbm_bandwidth"] = memory.is_object() && memory.contains("d2d_copy") ? memory.at("d2d_copy").at("best_gbps") : json(nullptr);
-  if (system["hbm_bandwidth"].is_null()) report.unfilled.push_back("hbm_bandwidth: no p2p 'copy' d2d rows");
+  for (const auto& [key, dtypes] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"vector_flops_fp32", {"fp32"}}, {"vector_flops_fp16", {"fp16", "bf16"}}}) {
+    system[key] = nullptr;
+    for (const auto& dtype : dtypes)
+      if (const auto v = vector_rate(calibration, dtype)) {
+        system[key] = v->best_tflops;
+        report.notes.push_back(key + ": best achieved bench_memory fma_chain " + dtype + " TFLOP/s");
+        break;
+      }
+    if (system[key].is_null()) report.unfilled.push_back(key + ": no bench_memory fma_chain rows");
+  }
+  system["hbm_bandwidth"] = nullptr;
+  if (const auto bw = memory_bandwidth(calibration)) {
+    system["hbm_bandwidth"] = bw->gbps;
+    report.notes.push_back("hbm_bandwidth: " + bw->source);
+  } else {
+    report.unfilled.push_back("hbm_bandwidth: no bench_memory copy plateau and no p2p 'copy' d2d rows");
+  }
   const auto gib = device_memory_gib(calibration);
   system["hbm_capacity"] = gib ? json(*gib) : json(nullptr);
   if (!gib) report.unfilled.push_back("hbm_capacity: no device memory capacity in the run metadata");

@@ -68,7 +68,7 @@ ResultsDir load_results_dir(const std::string& path) {
     dir.benches.emplace(bench, std::move(results));
   }
   if (dir.benches.empty())
-    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv or p2p.csv");
+    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv, p2p.csv or memory.csv");
   return dir;
 }
 

@@ -1,5 +1,5 @@
 // A results folder as the benches leave it: <bench>.csv (+ <bench>.json sidecar,
-// + <bench>.samples.csv) for bench in gemm, attention, collectives, p2p; any subset.
+// + <bench>.samples.csv) for bench in gemm, attention, collectives, p2p, memory; any subset.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 namespace gpucal::calibration {
 
 inline const std::vector<std::string>& known_benches() {
-  static const std::vector<std::string> benches{"gemm", "attention", "collectives", "p2p"};
+  static const std::vector<std::string> benches{"gemm", "attention", "collectives", "p2p", "memory"};
   return benches;
 }
 

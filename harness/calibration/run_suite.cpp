@@ -186,8 +186,11 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       for (const auto& [dtype, t] : calibration["compute"]["gemm"].items())
         summary << "- GEMM " << dtype << ": best " << t["best_tflops"].get<double>() << " TFLOP/s ("
                 << t["regime"].get<std::string>() << ", `" << t["best_point"].get<std::string>() << "`)\n";
-    if (calibration["memory"].is_object())
-      summary << "- D2D copy: best " << calibration["memory"]["d2d_copy"]["best_gbps"].get<double>() << " GB/s\n";
+    if (const auto bw = memory_bandwidth(calibration))
+      summary << "- memory bandwidth: " << bw->gbps << " GB/s (" << bw->source << ")\n";
+    for (const char* dtype : {"fp32", "fp16", "bf16"})
+      if (const auto v = vector_rate(calibration, dtype))
+        summary << "- vector " << dtype << ": best " << v->best_tflops << " TFLOP/s (fma_chain)\n";
     if (!calibration["communication"]["collectives"].empty())
       summary << "\n| collective | dtype | nranks | nnodes | alpha_us | beta_gbps (bus) | held-out MAPE % |\n"
               << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";

@@ -16,7 +16,10 @@ const std::vector<Suite>& suites() {
         {"collectives",
          {"--sizes", "8:1M:x4", "--ranks", "2,all", "--collective", "allreduce,allgather,reduce_scatter"},
          true},
-        {"p2p", {"--pattern", "sendrecv,pingpong,pairs,copy", "--sizes", "8:1M:x4"}, true}}},
+        {"p2p", {"--pattern", "sendrecv,pingpong,pairs,copy", "--sizes", "8:1M:x4"}, true},
+        {"memory",
+         {"--bytes", "4K:16M:x16", "--dtype", "fp32", "--fma-elements", "64K", "--rows", "64", "--cols", "1024",
+          "--params", "64K"}}}},
       {"calibration",
        "the full standard tables for one node (tens of minutes)",
        2.0,
@@ -29,7 +32,8 @@ const std::vector<Suite>& suites() {
         {"collectives",
          {"--sizes", "8:1G:x2", "--ranks", "2,all", "--collective", "all"},
          true},
-        {"p2p", {"--pattern", "sendrecv,bidir,ring,pingpong,pairs,copy", "--sizes", "8:1G:x2"}, true}}},
+        {"p2p", {"--pattern", "sendrecv,bidir,ring,pingpong,pairs,copy", "--sizes", "8:1G:x2"}, true},
+        {"memory", {"--set", "llm"}}}},
       {"nightly",
        "a fixed regression set for `gpucal compare` against a baseline (minutes)",
        0.5,
@@ -39,7 +43,8 @@ const std::vector<Suite>& suites() {
          {"--batch", "2", "--heads", "16", "--kv-heads", "16", "--seq", "1024,4096", "--head-dim", "128", "--causal",
           "0,1", "--pass", "fwd,bwd"}},
         {"collectives", {"--sizes", "1K:256M:x16", "--ranks", "2,all", "--collective", "allreduce,allgather"}, true},
-        {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true}}},
+        {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true},
+        {"memory", {"--set", "quick"}}}},
   };
   return table;
 }

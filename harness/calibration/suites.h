@@ -8,7 +8,7 @@
 namespace gpucal::calibration {
 
 struct BenchInvocation {
-  std::string bench;              // gemm | attention | collectives | p2p (binary bench_<bench>)
+  std::string bench;              // gemm | attention | collectives | p2p | memory (binary bench_<bench>)
   std::vector<std::string> args;  // axis flags, in the benches' range syntax
   bool distributed = false;       // prefixed with --mpirun's launcher when one is given
 };

@@ -119,7 +119,16 @@ void ModelOptions::add_flags(CLI::App& app) {
   layout_opt(
       app.add_option("--pp-stage", f.pp_stage, "--model: the pipeline stage derived: first, last or an index")
           ->capture_default_str());
-  layout_opt(app.add_option("--layers", l.layers, "--model: run only the first N layers (a layer subset)"));
+  // 0 in the layout means "all layers"; on the command line a count must be given.
+  layout_opt(app.add_option("--layers", l.layers, "--model: run only the first N layers (a layer subset)")
+                 ->check(CLI::Validator(
+                     [](std::string& v) {
+                       return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() &&
+                                      v.find_first_not_of('0') != std::string::npos
+                                  ? std::string()
+                                  : "expected a layer count of at least 1, got '" + v + "'";
+                     },
+                     "N")));
   layout_opt(app.add_option(
                     "--scale", l.scale,
                     "--model: divide every width (hidden, head dim, FFN, vocabulary, MLA ranks) by N; heads, "

@@ -15,14 +15,9 @@
 // With --model the bench makes its ops from groups() (or groups_for_world() for the benches
 // that run across ranks) instead of its own axes: one op per distinct shape.
 //
-// Hook for a bench that has not adopted it yet (bench_memory), a few lines in its main:
-//   model::ModelOptions model({.bench = "memory", .replaced_flags = {"--kernel", "--rows", ...}});
-//   model.attach(spec);
-//   ... in make_ops: if (model.active()) for (const auto& g : model.groups())
-//         ops.push_back(make_memory_op(g.op.memory.kernel, g.op.memory.rows, g.op.memory.cols,
-//                                      g.op.memory.params, g.op.memory.bytes, g.op.dtype, ...));
-// Its ops' describe() must fill the cells ModelOp::shape_cells() names for memory ops
-// (kernel, dtype, and rows, cols, params, bytes where non-zero).
+// bench_memory makes its points from groups() (memory.kernel, rows, cols, params, and bytes as
+// the read kernel's array bytes); its rows carry the cells ModelOp::shape_cells() names for
+// memory ops (kernel, dtype, and rows, cols, params, array_bytes where non-zero).
 #pragma once
 
 #include <functional>

@@ -21,7 +21,7 @@ rm -rf "$work"
 "$python" "$plots/plot_compare.py" "$work/base" "$work/cur" -o "$work/figs"
 "$python" "$plots/plot_compare.py" --compare-json "$work/compare.json" -o "$work/figs_json"
 missing=0
-for fig in collectives_bandwidth gemm_efficiency_heatmap gemm_roofline attention_tflops p2p_pair_matrix; do
+for fig in collectives_bandwidth gemm_efficiency_heatmap gemm_roofline attention_tflops p2p_pair_matrix memory_bandwidth memory_ops; do
   for ext in png svg; do
     if ! ls "$work/figs/$fig"*."$ext" >/dev/null 2>&1; then echo "missing $fig*.$ext"; missing=1; fi
   done

@@ -95,6 +95,7 @@ class BenchWriter {
                            {"timestamp", "2024-01-01T00:00:00Z"},
                            {"device", {{"name", options_.device}, {"memory_bytes", 80.0 * (1ull << 30)}}},
                            {"versions", {{"driver", options_.driver_version}, {"nccl", "2.21.5"}}}};
+    sidecar.update(extra_sidecar);
     std::ofstream(fs::path(dir_) / (bench_ + ".json")) << sidecar.dump(2);
   }
 
@@ -105,6 +106,9 @@ class BenchWriter {
   std::vector<std::string> columns_;
   std::vector<std::map<std::string, std::string>> rows_;
   std::ostringstream samples_csv_;
+
+ public:
+  nlohmann::json extra_sidecar = nlohmann::json::object();  // bench-specific sidecar keys
 };
 
 }  // namespace
@@ -227,6 +231,44 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
               bw_column(pair_size));
     }
   p2p.write();
+
+  // bench_memory: STREAM curves with three plateaus, fma_chain, and two ops.
+  BenchWriter mem(dir, "memory", {"kernel", "family", "dtype", "rows", "cols", "params", "elements", "array_bytes",
+                                  "working_set_bytes", "bytes", "bandwidth_gbps", "tflops", "peak_tflops",
+                                  "peak_source", "flops"},
+                  o, rng);
+  mem.extra_sidecar["cache_levels"] = {{{"name", "L1d"}, {"bytes", kL1Bytes}}, {{"name", "L2"}, {"bytes", kL2Bytes}}};
+  auto gbps_column = [](double bytes) {
+    return [bytes](double median, std::map<std::string, std::string>& row) {
+      row["bandwidth_gbps"] = num(bytes / (median * 1e3));
+    };
+  };
+  for (const std::string kernel : {"copy", "triad"})
+    for (double array = 4096; array <= 256.0 * 1024 * 1024; array *= 2) {
+      const double arrays = kernel == "copy" ? 2 : 3, ws = arrays * array;
+      const double gbps = ws <= kL1Bytes / 2 ? kL1Gbps : ws <= kL2Bytes / 2 ? kL2Gbps : ws >= 2 * kL2Bytes ? kMemoryGbps : 600.0;
+      mem.add("memory/synthetic/" + kernel + "/fp32/" + num(array) + "/hot", ws / (gbps * 1e3),
+              {{"kernel", kernel}, {"family", "stream"}, {"dtype", "fp32"}, {"elements", num(array / 4)},
+               {"array_bytes", num(array)}, {"working_set_bytes", num(ws)}, {"bytes", num(ws)}},
+              gbps_column(ws));
+    }
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    const double flops = 2.0 * (1 << 24) * 4097;
+    mem.add("memory/synthetic/fma_chain/" + dtype + "/n16M/hot", flops / (kVectorTflops * (dtype == "bf16" ? 2 : 1) * 1e6),
+            {{"kernel", "fma_chain"}, {"family", "vector"}, {"dtype", dtype}, {"elements", "16777216"}, {"flops", num(flops)},
+             {"working_set_bytes", "1"}, {"bytes", "1"}, {"bandwidth_gbps", "1"},
+             {"peak_tflops", num(kVectorPeakTflops * (dtype == "bf16" ? 2 : 1))}, {"peak_source", "synthetic"}},
+            [flops](double median, std::map<std::string, std::string>& row) { row["tflops"] = num(flops / (median * 1e6)); });
+  }
+  for (int rows : {1024, 4096, 16384}) {
+    const double bytes = 2.0 * rows * 4096 * 2 + 4 * 4096 + 8.0 * rows;  // layernorm_fwd bf16
+    mem.add("memory/synthetic/layernorm_fwd/bf16/r" + std::to_string(rows) + "/c4096/hot",
+            bytes / (kMemoryGbps * 0.8 * 1e3),
+            {{"kernel", "layernorm_fwd"}, {"family", "op"}, {"dtype", "bf16"}, {"rows", std::to_string(rows)},
+             {"cols", "4096"}, {"elements", num(rows * 4096.0)}, {"working_set_bytes", num(bytes)}, {"bytes", num(bytes)}},
+            gbps_column(bytes));
+  }
+  mem.write();
 }
 
 }  // namespace gpucal::calibration::testing

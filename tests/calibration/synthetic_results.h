@@ -1,5 +1,5 @@
 // A small synthetic results folder with known ground truth, for the calibration tests and the
-// plot test: gemm/attention/collectives/p2p CSVs in the bench schema, per-sample files and
+// plot test: gemm/attention/collectives/p2p/memory CSVs in the bench schema, per-sample files and
 // JSON sidecars. Times follow the models below with seeded multiplicative noise.
 #pragma once
 #include <string>
@@ -24,6 +24,10 @@ constexpr double kInterAlphaUs = 25.0, kInterBetaGbps = 20.0;    // allreduce, 2
 constexpr double kP2pIntraAlphaUs = 3.0, kP2pIntraBetaGbps = 150.0;
 constexpr double kCopyPeakGbps = 2000.0;                          // d2d copy saturation
 constexpr double kBf16PeakTflops = 900.0;
+// bench_memory: STREAM plateaus per level (L1d 64 KiB, L2 4 MiB aggregate) and beyond.
+constexpr double kL1Gbps = 4000.0, kL2Gbps = 1500.0, kMemoryGbps = 300.0;
+constexpr double kL1Bytes = 64.0 * 1024, kL2Bytes = 4.0 * 1024 * 1024;
+constexpr double kVectorPeakTflops = 60.0, kVectorTflops = 45.0;
 
 void write_synthetic_results(const std::string& dir, const SyntheticOptions& options = {});
 

@@ -2,6 +2,7 @@
 
 #include "calibration_json.h"
 #include "compute_tables.h"
+#include "memory_tables.h"
 #include "results_dir.h"
 #include "synthetic_results.h"
 #include "test_util.h"
@@ -60,7 +61,8 @@ TEST(ComputeTables, MemoryAndAttentionTables) {
   const std::string dir = testing::fresh_temp_dir();
   testing::write_synthetic_results(dir);
   const ResultsDir results = load_results_dir(dir);
-  const nlohmann::json m = memory_tables(*results.find("p2p"));
+  std::vector<std::string> missing;
+  const nlohmann::json m = memory_section(results.find("p2p"), nullptr, missing);
   const auto& copy = m["d2d_copy"];
   EXPECT_NEAR(copy["best_gbps"].get<double>(), testing::kCopyPeakGbps * 1073741824.0 / (1073741824.0 + 4e6), 40.0);
   const auto& mb = copy["MB_efficiency"];

@@ -50,7 +50,7 @@ def main():
         fail(f"gpucal run exited {run.returncode}")
     for f in ("gemm.csv", "gemm.json", "attention.csv", "collectives.csv", "collectives.json", "p2p.csv",
               "calibration.json", "summary.md", "export/calculon/system.json", "export/astrasim/system.json",
-              "export/nersc/system.json"):
+              "export/nersc/system.json", "memory.csv", "memory.json"):
         if not os.path.exists(os.path.join(base, f)):
             fail(f"{f} missing from the results folder")
     with open(os.path.join(base, "collectives.csv"), newline="") as f:

@@ -5,7 +5,7 @@ own on stderr containing the expected fragment, no crash (signal), no sanitizer 
 no hang (a per-case timeout). A case that exits 0 is a silent accept, a failure.
 
 Table lines:  EXIT | PROGRAM | STDERR FRAGMENT | ARGUMENTS (shell words)
-PROGRAM is bench_gemm, bench_attention, bench_collectives, bench_p2p, gpucal, or
+PROGRAM is bench_gemm, bench_attention, bench_collectives, bench_p2p, bench_memory, gpucal, or
 mpi2:bench_NAME (under `mpirun -np 2`) / threads2:bench_NAME (appends --threads 2).
 ARGUMENTS may hold placeholders, expanded per case in a fresh folder:
   {tmp}                   the case's folder

@@ -1,6 +1,7 @@
 // Thin C++ layer over the cuDNN 9 backend graph API (cudnn_graph.h): error checking, an RAII
-// backend descriptor, a builder for operation graphs, and engine/plan selection. Knows nothing
-// about attention; attention_cudnn.cpp builds the SDPA graphs with it.
+// backend descriptor, a builder for operation graphs, and engine/plan selection. Knows no
+// workload: bench_attention builds its SDPA graphs with it (attention_cudnn.cpp), bench_memory
+// its normalization graphs (norm_cudnn.cpp). Library gpucal_cudnn, built where CMake finds cuDNN.
 #pragma once
 
 #include <cudnn.h>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace gpucal::attention {
+namespace gpucal {
 
 // A cuDNN call failed. The status is kept so that "not supported" can be told from a bug.
 class CudnnError : public std::runtime_error {
@@ -34,16 +35,16 @@ class CudnnUnsupported : public std::runtime_error {
 [[noreturn]] void throw_cudnn_error(cudnnStatus_t status, const std::string& call, const char* file,
                                     int line);
 
-}  // namespace gpucal::attention
+}  // namespace gpucal
 
 #define CUDNN_CHECK(call)                                                                      \
   do {                                                                                         \
     cudnnStatus_t gpucal_cudnn_status_ = (call);                                               \
     if (gpucal_cudnn_status_ != CUDNN_STATUS_SUCCESS)                                          \
-      ::gpucal::attention::throw_cudnn_error(gpucal_cudnn_status_, #call, __FILE__, __LINE__); \
+      ::gpucal::throw_cudnn_error(gpucal_cudnn_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-namespace gpucal::attention {
+namespace gpucal {
 
 // Owns one cudnnBackendDescriptor_t. Move-only; an empty one holds nullptr.
 class BackendDescriptor {
@@ -112,6 +113,9 @@ class OperationGraphBuilder {
   void add_matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c);         // fp32 compute
   void add_reduction(cudnnReduceTensorOp_t op, const GraphTensor& x, const GraphTensor& y);  // fp32 compute
   void add_reshape(const GraphTensor& x, const GraphTensor& y);
+  // An operation the caller built and finalized from tensors of this builder (e.g. a
+  // normalization); the builder keeps it alive with the graph.
+  void add_operation(BackendDescriptor op);
 
   // Finalizes the operation graph over every operation added so far.
   BackendDescriptor build(cudnnHandle_t handle);
@@ -140,4 +144,4 @@ ExecutionPlan build_first_supported_plan(cudnnHandle_t handle, const BackendDesc
 BackendDescriptor make_variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& pointers,
                                     void* workspace);
 
-}  // namespace gpucal::attention
+}  // namespace gpucal

@@ -1,11 +1,11 @@
-#include "bench_attention/cudnn_graph_util.h"
+#include "harness/cudnn_graph.h"
 
 #include <algorithm>
 #include <array>
 #include <sstream>
 #include <utility>
 
-namespace gpucal::attention {
+namespace gpucal {
 
 bool CudnnError::is_not_supported() const {
   return CUDNN_STATUS_CATEGORY(static_cast<int>(status_)) == static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED);
@@ -261,6 +261,8 @@ void OperationGraphBuilder::add_reshape(const GraphTensor& x, const GraphTensor&
   operations_.push_back(std::move(op));
 }
 
+void OperationGraphBuilder::add_operation(BackendDescriptor op) { operations_.push_back(std::move(op)); }
+
 // cuDNN 9.x marks the *_HANDLE attributes deprecated (in favour of device-property descriptors for
 // deviceless builds), but they remain the documented way to bind a graph and plan to a live handle
 // on every 9.x release, and cudnn-frontend still uses them.
@@ -334,4 +336,4 @@ BackendDescriptor make_variant_pack(const std::vector<int64_t>& uids, const std:
   return pack;
 }
 
-}  // namespace gpucal::attention
+}  // namespace gpucal

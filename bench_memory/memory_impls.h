@@ -1,0 +1,51 @@
+// The implementations of the bench_memory kernels, each behind one interface: `host`
+// (OpenMP loops, the CI implementation), `gpucal` (our CUDA/HIP kernels, one source through
+// the portability header) and `cudnn` (cuDNN's normalization through the backend graph API,
+// layernorm_fwd and rmsnorm_fwd). An implementation is made per point, so a library plan
+// built in prepare() lives with its point.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bench_memory/launch_args.h"
+#include "harness/backend.h"
+#include "harness/row.h"
+
+namespace gpucal::memory {
+
+class KernelImpl {
+ public:
+  virtual ~KernelImpl() = default;
+  // Throws SkipPoint with a one-line reason when this implementation cannot run the kernel
+  // in this dtype on this backend. Runs before anything is allocated.
+  virtual void check_supported(Kernel k, DType t) const = 0;
+  // Scratch bytes for a launch (partial sums, library workspace); allocated by the caller.
+  virtual size_t workspace_bytes(const LaunchArgs& a) const = 0;
+  // Descriptors, plans and library workspace (untimed, allocated from `backend`); the tensors
+  // exist and hold their inputs.
+  virtual void prepare(const LaunchArgs&, Backend&) {}
+  // One launch, asynchronous on the backend's stream.
+  virtual void launch(const LaunchArgs& a) = 0;
+  // Provenance cells (engine, graph build time).
+  virtual void describe(Row&) const {}
+};
+
+// Per-process library state shared by the points of a run (the cuDNN handle).
+class LibraryContext {
+ public:
+  virtual ~LibraryContext() = default;
+  virtual std::string version() const = 0;
+};
+
+std::unique_ptr<KernelImpl> make_host_impl();
+// gpucal's own kernels on the cuda or hip backend (whichever this binary has); throws
+// SkipPoint from check_supported when the backend is neither.
+std::unique_ptr<KernelImpl> make_gpu_impl(Backend& backend);
+bool have_gpu_kernels();
+#if defined(GPUCAL_HAVE_CUDNN)
+std::shared_ptr<LibraryContext> make_cudnn_context(Backend& backend);
+std::unique_ptr<KernelImpl> make_cudnn_impl(std::shared_ptr<LibraryContext> ctx);
+#endif
+
+}  // namespace gpucal::memory

@@ -1,0 +1,152 @@
+// `cudnn`: cuDNN's layer and RMS normalization, forward in the training phase (it writes the
+// statistics a backward needs, as our kernels do), through the cuDNN 9 backend graph API: the
+// graph cudnn-frontend's LayerNormNode / RMSNormNode lower to, one
+// CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR over
+//   X, Y        [rows, cols, 1, 1], strides [cols, 1, cols, cols], the point's dtype;
+//   scale, bias [1, cols, 1, 1] in fp32, as cudnn-frontend's layernorm samples build them (our
+//               gamma and beta are converted once in prepare, untimed);
+//   mean, inverse variance [rows, 1, 1, 1] fp32 (RMSNorm: inverse variance only);
+//   epsilon     a by-value fp32 scalar.
+// The graph is built and the plan chosen in prepare (graph_build_ms); a configuration no
+// engine runs is a recorded skip. The fp32 weights read 2 bytes more per column than the
+// bytes column counts for 16-bit dtypes (cols x 2 or 4 bytes: negligible next to rows x cols).
+#include <chrono>
+#include <vector>
+
+#include "bench_memory/memory_impls.h"
+#include "harness/cudnn_graph.h"
+#include "harness/errors.h"
+#include "harness/gpu_runtime.h"
+
+namespace gpucal::memory {
+
+namespace {
+
+enum Uid : int64_t { kUidX = 1, kUidScale, kUidBias, kUidY, kUidMean, kUidInvVar, kUidEpsilon };
+constexpr int64_t kFirstVirtualUid = 100;
+
+class CudnnContext : public LibraryContext {
+ public:
+  explicit CudnnContext(Backend& backend) {
+    CUDNN_CHECK(cudnnCreate(&handle));
+    CUDNN_CHECK(cudnnSetStream(handle, static_cast<cudaStream_t>(backend.stream())));
+  }
+  ~CudnnContext() override { (void)cudnnDestroy(handle); }
+  std::string version() const override {
+    const size_t v = cudnnGetVersion();  // e.g. 91900
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+  }
+  cudnnHandle_t handle = nullptr;
+};
+
+cudnnDataType_t cudnn_type(DType t) {
+  switch (t) {
+    case DType::fp16: return CUDNN_DATA_HALF;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+class CudnnNorm : public KernelImpl {
+ public:
+  explicit CudnnNorm(std::shared_ptr<LibraryContext> ctx) : ctx_(std::dynamic_pointer_cast<CudnnContext>(ctx)) {}
+
+  void check_supported(Kernel k, DType t) const override {
+    if (!ctx_) throw SkipPoint("cudnn runs on the cuda backend");
+    if (k != Kernel::layernorm_fwd && k != Kernel::rmsnorm_fwd)
+      throw SkipPoint("cudnn: bench_memory measures cuDNN's layernorm_fwd and rmsnorm_fwd");
+    if (t != DType::fp32 && t != DType::fp16 && t != DType::bf16)
+      throw SkipPoint("cudnn normalization: fp32, fp16 or bf16, not " + to_string(t));
+  }
+  size_t workspace_bytes(const LaunchArgs&) const override { return 0; }  // the plan's, allocated in prepare
+
+  void prepare(const LaunchArgs& a, Backend& backend) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool layer = a.kernel == Kernel::layernorm_fwd;
+    const int64_t R = a.dims.rows, C = a.dims.cols;
+    // fp32 copies of gamma (and beta).
+    auto to_fp32 = [&](const void* src) {
+      const std::vector<double> v = backend.to_host_doubles(src, static_cast<size_t>(C), a.dtype);
+      const std::vector<float> f(v.begin(), v.end());
+      Buffer out = backend.allocate(f.size() * sizeof(float));
+      backend.copy(out.get(), f.data(), f.size() * sizeof(float));
+      backend.synchronize();
+      return out;
+    };
+    scale_ = to_fp32(a.tensors[1]);
+    if (layer) bias_ = to_fp32(a.tensors[2]);
+
+    const cudnnDataType_t io = cudnn_type(a.dtype);
+    OperationGraphBuilder& g = builder_;
+    const GraphTensor x = g.tensor(kUidX, {R, C, 1, 1}, {C, 1, C, C}, io);
+    const GraphTensor scale = g.tensor(kUidScale, {1, C, 1, 1}, {C, 1, C, C}, CUDNN_DATA_FLOAT);
+    const GraphTensor y = g.tensor(kUidY, {R, C, 1, 1}, {C, 1, C, C}, io);
+    const GraphTensor inv_var = g.tensor(kUidInvVar, {R, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT);
+    const GraphTensor epsilon = g.scalar(kUidEpsilon, CUDNN_DATA_FLOAT);
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+    const cudnnBackendNormMode_t mode = layer ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
+    const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;
+    op.set(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode)
+        .set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase)
+        .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, x.desc)
+        .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale.desc)
+        .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon.desc)
+        .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, y.desc)
+        .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, inv_var.desc);
+    std::vector<int64_t> uids{kUidX, kUidScale, kUidY, kUidInvVar, kUidEpsilon};
+    epsilon_ = a.s.norm_eps;  // passed by value: the pointer must live as long as the pack
+    std::vector<void*> pointers{a.tensors[0], scale_.get(), a.tensors[layer ? 3 : 2], a.tensors[layer ? 5 : 3],
+                                &epsilon_};
+    if (layer) {
+      const GraphTensor bias = g.tensor(kUidBias, {1, C, 1, 1}, {C, 1, C, C}, CUDNN_DATA_FLOAT);
+      const GraphTensor mean = g.tensor(kUidMean, {R, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT);
+      op.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias.desc)
+          .set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, mean.desc);
+      uids.insert(uids.end(), {kUidBias, kUidMean});
+      pointers.insert(pointers.end(), {bias_.get(), a.tensors[4]});
+    }
+    const std::string what = std::string("cuDNN ") + (layer ? "layer" : "RMS") + " norm " + to_string(a.dtype) +
+                             " rows " + std::to_string(R) + " cols " + std::to_string(C);
+    try {
+      op.finalize();
+      g.add_operation(std::move(op));
+      graph_ = g.build(ctx_->handle);
+      plan_ = build_first_supported_plan(ctx_->handle, graph_);
+    } catch (const CudnnUnsupported& e) {
+      throw SkipPoint(what + ": " + e.what());
+    } catch (const CudnnError& e) {
+      if (e.is_not_supported()) throw SkipPoint(what + ": not supported: " + e.what());
+      throw;
+    }
+    workspace_ = backend.allocate(static_cast<size_t>(std::max<int64_t>(plan_.workspace_bytes, 1)));
+    pack_ = make_variant_pack(uids, pointers, workspace_.get());
+    build_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void launch(const LaunchArgs&) override { CUDNN_CHECK(cudnnBackendExecute(ctx_->handle, plan_.plan.get(), pack_.get())); }
+
+  void describe(Row& row) const override {
+    row.set("engine", "cudnn " + ctx_->version() + " " + plan_.description)
+        .set("graph_build_ms", build_ms_)
+        .set("workspace_bytes", plan_.workspace_bytes);
+  }
+
+ private:
+  std::shared_ptr<CudnnContext> ctx_;
+  OperationGraphBuilder builder_{kFirstVirtualUid};  // owns the tensor and operation descriptors
+  BackendDescriptor graph_, pack_;
+  ExecutionPlan plan_;
+  Buffer scale_, bias_, workspace_;
+  float epsilon_ = 0;
+  double build_ms_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<LibraryContext> make_cudnn_context(Backend& backend) { return std::make_shared<CudnnContext>(backend); }
+
+std::unique_ptr<KernelImpl> make_cudnn_impl(std::shared_ptr<LibraryContext> ctx) {
+  return std::make_unique<CudnnNorm>(std::move(ctx));
+}
+
+}  // namespace gpucal::memory
