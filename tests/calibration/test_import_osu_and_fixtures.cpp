@@ -1,0 +1,214 @@
+// gpucal import: OSU Micro-Benchmarks output, the collected public logs of 12+ systems
+// (tests/fixtures/comm_logs, each naming its source), and the results folder the importer writes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "csv_table.h"
+#include "import_test_util.h"
+#include "import_writer.h"
+#include "results_dir.h"
+
+namespace gpucal::calibration {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::import_text;
+
+std::string fixture(const std::string& name) { return testing::comm_log(name); }
+
+struct FixtureCase {
+  std::string name;
+  ImportOptions options;
+  std::string format, collective_or_pattern, device;
+  int nranks, nnodes, rows;
+};
+
+ImportOptions flags(const std::string& collective, int rpn = 0, const std::string& device = "") {
+  ImportOptions o;
+  o.collective = collective;
+  if (rpn > 0) o.ranks_per_node = rpn;
+  o.device = device;
+  return o;
+}
+
+TEST(ImportFixtures, EveryCollectedLogImportsWithItsRanksNodesAndDevice) {
+  const std::vector<FixtureCase> cases = {
+      {"nccl_gh200_alps_slingshot_2x4", {}, "nccl-tests", "allreduce", "NVIDIA GH200 120GB", 8, 2, 50},
+      {"nccl_h100_aws_p5_efa_2x8", flags("allreduce", 8), "nccl-tests", "allreduce", "", 16, 2, 64},
+      {"nccl_h100_gcp_a3mega_tcpxo_2x8", {}, "nccl-tests", "allreduce", "NVIDIA H100 80GB HBM3", 16, 2, 62},
+      {"nccl_h100_hgx_ib_2x8", {}, "nccl-tests", "allreduce", "NVIDIA H100 80GB HBM3", 16, 2, 64},
+      {"nccl_h100_vm_ib_4x8", {}, "nccl-tests", "allreduce", "NVIDIA H100 80GB HBM3", 32, 4, 64},
+      {"nccl_h200_tcp_2x8", {}, "nccl-tests", "allreduce", "NVIDIA H200", 16, 2, 64},
+      {"nccl_l40s_roce_2x2", {}, "nccl-tests", "allreduce", "NVIDIA L40S", 4, 2, 62},
+      {"nccl_l40s_tcp_2x1", {}, "nccl-tests", "allreduce", "NVIDIA L40S", 2, 2, 62},
+      {"nccl_t4_aws_g4dn_efa_2x1", flags("allreduce"), "nccl-tests", "allreduce", "Tesla T4", 2, 2, 58},
+      {"rccl_mi300x_aac10_roce_2x8", {}, "rccl-tests", "allreduce", "AMD Instinct MI300X", 16, 2, 64},
+      {"rccl_mi300x_aac8_xgmi_1x8", {}, "rccl-tests", "allreduce", "AMD Instinct MI300X", 8, 1, 62},
+      {"rccl_mi355x_aac14_pollara_2x8", flags("allreduce", 0, "AMD Instinct MI355X"), "rccl-tests",
+       "allreduce", "AMD Instinct MI355X", 16, 2, 62},
+      {"osu_alltoall_alps_slingshot_mpich_2x4", {}, "osu", "alltoall", "", 8, 2, 21},
+      {"osu_bibw_alps_slingshot_ompi", {}, "osu", "bidir", "", 2, 2, 23},
+      {"osu_bw_alps_slingshot_ompi", {}, "osu", "sendrecv", "", 2, 2, 23},
+      {"osu_bw_dd_alps_intranode_ompi", {}, "osu", "sendrecv", "", 2, 1, 23},
+      {"osu_latency_alps_slingshot_mpich", {}, "osu", "pingpong", "", 2, 2, 23},
+      {"osu_latency_dd_alps_slingshot_mpich", {}, "osu", "pingpong", "", 2, 2, 23}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto runs = import_log(fixture(c.name), c.options);
+    ASSERT_EQ(runs.size(), 1u);
+    const ImportedRun& r = runs[0];
+    EXPECT_EQ(r.format, c.format);
+    EXPECT_EQ(r.collective.empty() ? r.p2p_pattern : r.collective, c.collective_or_pattern);
+    EXPECT_EQ(r.device, c.device);
+    EXPECT_EQ(r.nranks, c.nranks);
+    EXPECT_EQ(r.nnodes, c.nnodes);
+    EXPECT_EQ(static_cast<int>(r.collectives.size() + r.p2p.size()), c.rows);
+  }
+}
+
+TEST(ImportFixtures, FixturesWithoutTheFactsRefuseWithTheFlagToPass) {
+  for (const auto& [name, flag] : std::map<std::string, std::string>{
+           {"nccl_h100_aws_p5_efa_2x8", "--collective"}, {"nccl_t4_aws_g4dn_efa_2x1", "--collective"}}) {
+    try {
+      import_log(fixture(name), {});
+      ADD_FAILURE() << name << " imported without " << flag;
+    } catch (const ImportError& e) {
+      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name + ".log:"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ImportOsu, LatencyBandwidthAndBidirectionalBecomeP2pTransfers) {
+  const auto lat = import_log(fixture("osu_latency_alps_slingshot_mpich"), {});
+  ASSERT_EQ(lat[0].p2p.size(), 23u);
+  EXPECT_EQ(lat[0].tool_version, "OSU 7.5");
+  EXPECT_EQ(lat[0].memory, "host");
+  EXPECT_DOUBLE_EQ(*lat[0].p2p[0].latency_us, 3.19);
+  EXPECT_DOUBLE_EQ(lat[0].p2p[0].time_us, 2 * 3.19);  // a round trip
+  const auto dd = import_log(fixture("osu_latency_dd_alps_slingshot_mpich"), {});
+  EXPECT_EQ(dd[0].memory, "device");
+  EXPECT_EQ(dd[0].backend, "cuda");
+  const auto bw = import_log(fixture("osu_bw_alps_slingshot_ompi"), {});
+  EXPECT_NEAR(bw[0].p2p.back().bandwidth_gbps, 24.00574, 1e-9);  // 24005.74 MB/s
+  EXPECT_NEAR(bw[0].p2p.back().time_us, 4194304 / 24005.74, 1e-9);
+  const auto bibw = import_log(fixture("osu_bibw_alps_slingshot_ompi"), {});
+  EXPECT_NEAR(bibw[0].p2p.back().time_us, 2 * 4194304 / 46506.47, 1e-9);
+}
+
+TEST(ImportOsu, CollectivesWithFullStatisticsAndSizeConventions) {
+  const std::string dir = testing::fresh_temp_dir();
+  // osu_allreduce -f (OSU 7.4: average, minimum and maximum over ranks, iterations).
+  const std::string allreduce =
+      "mpirun -np 4 ./osu_allreduce -f\n\n# OSU MPI Allreduce Latency Test v7.4\n# Datatype: MPI_FLOAT.\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "4                       2.10              1.90              2.40        1000\n"
+      "8                       2.20              2.00              2.50        1000\n"
+      "16                      2.30              2.10              2.60        1000\n";
+  ImportOptions rpn2;
+  rpn2.ranks_per_node = 2;
+  const auto runs = import_text(dir, allreduce, rpn2, "allreduce.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  const ImportedRun& r = runs[0];
+  EXPECT_EQ(r.collective, "allreduce");
+  EXPECT_EQ(r.nranks, 4);
+  EXPECT_EQ(r.nranks_from, "command line");
+  EXPECT_EQ(r.nnodes, 2);
+  ASSERT_EQ(r.collectives.size(), 3u);
+  EXPECT_EQ(r.collectives[0].dtype, "fp32");
+  EXPECT_DOUBLE_EQ(r.collectives[0].size_bytes, 4);
+  EXPECT_DOUBLE_EQ(*r.collectives[0].rank_min_us, 1.90);
+  EXPECT_DOUBLE_EQ(*r.collectives[0].rank_max_us, 2.40);
+  EXPECT_EQ(r.collectives[0].iterations, 1000);
+
+  // osu_allgather: OSU's Size is per rank, nccl-tests' S the total over ranks.
+  const std::string allgather =
+      "srun -N 2 --ntasks-per-node 4 ./osu_allgather\n# OSU MPI Allgather Latency Test v7.5\n# Datatype: "
+      "MPI_CHAR.\n"
+      "# Size       Avg Latency(us)\n1024                   10.00\n2048                   12.00\n4096   "
+      "15.00\n";
+  const auto ag = import_text(dir, allgather, {}, "allgather.txt");
+  EXPECT_EQ(ag[0].nranks, 8);
+  EXPECT_DOUBLE_EQ(ag[0].collectives[0].size_bytes, 8 * 1024);
+  // osu_bcast: rooted at 0; osu_reduce_scatter: Size is already the total.
+  const auto bc = import_text(
+      dir,
+      "# OSU MPI Broadcast Latency Test v7.5\n# Datatype: MPI_CHAR.\n# Size       Avg Latency(us)\n"
+      "1 3.00\n2 3.10\n4 3.20\n",
+      [] {
+        ImportOptions o;
+        o.nranks = 4;
+        o.ranks_per_node = 4;
+        return o;
+      }(),
+      "bcast.txt");
+  EXPECT_EQ(bc[0].collective, "broadcast");
+  EXPECT_EQ(bc[0].collectives[0].root, 0);
+  EXPECT_EQ(bc[0].nnodes, 1);
+  // A non-blocking variant is refused, naming the line of its title.
+  try {
+    import_text(dir, "\n# OSU MPI Non-blocking Allreduce Latency Test v7.5\n# Size  Overall(us)\n", rpn2,
+                "nb.txt");
+    FAIL() << "non-blocking collectives are not imported";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("nb.txt:2:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ImportWriter, WritesCsvsInGpucalsSchemaAndSidecarsNamingTheSources) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::vector<ImportedRun> runs = import_log(fixture("nccl_h100_hgx_ib_2x8"), {});
+  for (auto& r : import_log(fixture("osu_latency_alps_slingshot_mpich"), {})) runs.push_back(r);
+  const ImportSummary s = write_imported_results(runs, dir + "/out", {"gpucal", "import"});
+  EXPECT_EQ(s.collective_rows, 64);
+  EXPECT_EQ(s.p2p_rows, 23);
+  const ResultsDir results = load_results_dir(dir + "/out");
+  const CsvTable& c = results.find("collectives")->table;
+  EXPECT_EQ(c.get_string(0, "impl"), "nccl-tests");
+  EXPECT_EQ(c.get_string(0, "point"), "collectives/nccl-tests/allreduce/fp32/sum/n16/oop/8");
+  EXPECT_EQ(c.get_int(0, "nnodes"), 2);
+  EXPECT_EQ(c.get_int(0, "ranks_per_node"), 8);
+  EXPECT_DOUBLE_EQ(c.get_double(0, "time_us_median"), 68.52);
+  EXPECT_DOUBLE_EQ(c.get_double(0, "bus_factor"), 1.875);
+  EXPECT_EQ(c.get_int(0, "launches_per_sample"), 20);
+  const std::size_t last = c.row_count() - 1;
+  EXPECT_NEAR(c.get_double(last, "busbw_gbps"), 469.10, 0.01);  // 17179869184 B in 68668 us, x 1.875
+  EXPECT_EQ(results.find("collectives")->ok_rows.size(), 64u);
+  const nlohmann::json& sidecar = results.find("collectives")->sidecar;
+  EXPECT_TRUE(sidecar["imported"].get<bool>());
+  EXPECT_NE(sidecar["sources"][0]["file"].get<std::string>().find("nccl_h100_hgx_ib_2x8.log"),
+            std::string::npos);
+  EXPECT_NE(sidecar["sources"][0]["command_line"].get<std::string>().find("all_reduce_perf_mpi -b 8 -e 16g"),
+            std::string::npos);
+  EXPECT_EQ(sidecar["sources"][0]["hardware_lines"].size(), 18u);  // nThread, 16 ranks, NCCL version
+  const CsvTable& p = results.find("p2p")->table;
+  EXPECT_EQ(p.get_string(0, "pattern"), "pingpong");
+  EXPECT_EQ(p.get_string(0, "link_class"), "network");
+  EXPECT_DOUBLE_EQ(p.get_double(0, "latency_us"), 3.19);
+  EXPECT_DOUBLE_EQ(p.get_double(0, "time_us_median"), 6.38);
+
+  // The folder must be new (or empty): a second import into it is refused, nothing changes.
+  EXPECT_THROW(write_imported_results(runs, dir + "/out", {}), std::runtime_error);
+  EXPECT_EQ(load_results_dir(dir + "/out").find("collectives")->table.row_count(), 64u);
+}
+
+TEST(ImportWriter, WrongElementsMakeErrorRowsAndRepeatsGetDistinctKeys) {
+  const std::string dir = testing::fresh_temp_dir();
+  using testing::nccl_row;
+  const std::string log = testing::nccl_preamble("all_reduce_perf", 1, 2) + testing::nccl_column_header() +
+                          nccl_row({4096, 1024, "float", "sum", -1, 20, 20, 1.0, "5", "0"}) +
+                          nccl_row({8192, 2048, "float", "sum", -1, 21, 21, 1.0}) +
+                          nccl_row({8192, 2048, "float", "sum", -1, 22, 22, 1.0});
+  const auto runs = import_text(dir, log);
+  write_imported_results(runs, dir + "/out", {});
+  const CsvTable t = CsvTable::read_file(dir + "/out/collectives.csv");
+  EXPECT_EQ(t.get_string(0, "status"), "error");
+  EXPECT_EQ(t.get_string(0, "verified"), "fail");
+  EXPECT_NE(t.get_string(0, "status_detail").find("5 wrong elements"), std::string::npos);
+  EXPECT_EQ(t.get_string(4, "point"), "collectives/nccl-tests/allreduce/fp32/sum/n2/oop/8192/rep2");
+}
+
+}  // namespace
+}  // namespace gpucal::calibration
