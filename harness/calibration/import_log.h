@@ -51,6 +51,7 @@ struct CollectivePoint {
   std::optional<double> rank_min_us, rank_max_us;  // over ranks (OSU -f)
   std::optional<double> algbw_gbps, busbw_gbps;    // as printed, checked against S/t
   std::optional<int64_t> wrong;                    // nullopt: the run did not validate (N/A)
+  bool validation_failed = false;                  // OSU -c: its Validation column said Fail
   int64_t iterations = 0;                          // launches averaged into time_us; 0 when unknown
   int cycle = 0;                                   // rccl-tests -N cycle index
   int line = 0;
@@ -59,10 +60,11 @@ struct CollectivePoint {
 // One size of an OSU point-to-point benchmark, converted to the time of one transfer.
 struct P2pPoint {
   double size_bytes = 0;
-  double time_us = 0;                // pingpong: one round trip; bw/bibw: one message (or exchange)
-  std::optional<double> p50_us;      // OSU -f: median over iterations, same unit as time_us
-  std::optional<double> latency_us;  // osu_latency: the one-way latency it printed
-  double bandwidth_gbps = 0;         // bytes_counted / time_us
+  double time_us = 0;                     // pingpong: one round trip; bw/bibw: one message (or exchange)
+  std::optional<double> p50_us;           // OSU -f: median over iterations, same unit as time_us
+  std::optional<bool> validation_passed;  // OSU -c: its Validation column (Pass or Fail)
+  std::optional<double> latency_us;       // osu_latency: the one-way latency it printed
+  double bandwidth_gbps = 0;              // bytes_counted / time_us
   int64_t iterations = 0;
   int line = 0;
 };

@@ -8,13 +8,15 @@
 //   # Datatype: MPI_CHAR.
 //   # Size       Avg Latency(us)   [Min Latency(us)  Max Latency(us)  Iterations]   (-f)
 //   # Size      Bandwidth (MB/s)
+//   7.4 pt2pt prints "Latency (us)", 7.5 "Avg Latency(us)"; -c adds a Validation column (Pass or
+//   Fail), tail-latency runs "P50 Tail Lat(us)" columns; "# Send Buffer on DEVICE (D) and Receive
+//   Buffer on DEVICE (D)" says where the buffers were.
 // Sizes: OSU's Size is the message per rank; nccl-tests' S is the total for allgather and
 // alltoall (Size x ranks) and Size for the others. Times: OSU prints the average over
 // iterations (and, for collectives, over ranks; -f adds the minimum and maximum over ranks).
 #include <algorithm>
 #include <regex>
 
-#include "harness/collective_formulas.h"
 #include "import_parsers.h"
 
 namespace gpucal::calibration {
@@ -56,7 +58,7 @@ Kind kind_of(const std::string& path, int line, const std::string& name) {
 }
 
 struct Columns {
-  int avg = -1, min = -1, max = -1, iterations = -1, bandwidth = -1, p50 = -1, count = 0;
+  int avg = -1, min = -1, max = -1, iterations = -1, bandwidth = -1, p50 = -1, validation = -1, count = 0;
 };
 
 Columns parse_header(const std::string& path, const LogLine& line) {
@@ -79,6 +81,8 @@ Columns parse_header(const std::string& path, const LogLine& line) {
       c.bandwidth = i;
     else if (n.find("P50") != std::string::npos)
       c.p50 = i;
+    else if (n == "Validation")
+      c.validation = i;
   }
   if (c.avg < 0 && c.bandwidth < 0)
     throw ImportError(path, line.number, "OSU column header has no latency or bandwidth column");
@@ -124,6 +128,13 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
     for (; k < lines.size(); ++k) {
       const LogLine& l = lines[k];
       if (std::regex_search(l.text, kTitle)) break;
+      if (l.text.find("Buffer on DEVICE") != std::string::npos ||
+          l.text.find("Buffer on MANAGED") != std::string::npos) {
+        run.memory = "device";
+        run.backend = run.backend == "host" ? "cuda" : run.backend;
+        run.hardware_lines.push_back(trim(l.text));
+        continue;
+      }
       std::smatch d;
       if (std::regex_search(l.text, d, kDatatype)) {
         dtype = gpucal_dtype(d[1]);
@@ -161,6 +172,13 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
       const auto avg = value(columns->avg);
       const auto bw = value(columns->bandwidth);
       const auto iterations = value(columns->iterations);
+      std::optional<bool> passed;
+      if (columns->validation >= 0) {
+        if (t[columns->validation] != "Pass" && t[columns->validation] != "Fail")
+          throw ImportError(path, l.number,
+                            "Validation must be Pass or Fail, got '" + t[columns->validation] + "'");
+        passed = t[columns->validation] == "Pass";
+      }
       if (!kind.pattern.empty()) {
         P2pPoint p;
         p.size_bytes = size;
@@ -178,6 +196,7 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
           p.bandwidth_gbps = *bw / 1e3;  // OSU MB/s are 1e6 B/s
           p.time_us = bytes / *bw;       // bytes / (1e6 B/s) = microseconds
         }
+        p.validation_passed = passed;
         run.p2p.push_back(p);
       } else {
         if (!avg || !(*avg > 0)) throw ImportError(path, l.number, "latency must be > 0");
@@ -196,6 +215,8 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
         p.p50_us = value(columns->p50);
         p.iterations = iterations ? static_cast<int64_t>(*iterations) : 0;
         p.line = l.number;
+        if (passed) p.wrong = *passed ? 0 : 1;  // OSU says only whether any element was wrong
+        p.validation_failed = passed && !*passed;
         run.collectives.push_back(p);
       }
     }
@@ -209,12 +230,15 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
     }
     resolve_topology(run, options, run.first_line);
     if (!kind.collective.empty()) {
+      // OSU's Size is per rank for allgather and alltoall; its reduce_scatter Size is already the
+      // total it splits (nccl-tests' S), like allreduce's, bcast's and reduce's.
+      const bool per_rank_size = kind.collective == "allgather" || kind.collective == "alltoall";
       const int esize = std::max(1, dtype_size_bytes_of(dtype));
       for (auto& p : run.collectives) {
         p.printed_count = static_cast<int64_t>(p.size_bytes) / esize;
-        if (size_is_total_over_ranks(kind.collective)) p.size_bytes *= run.nranks;
+        if (per_rank_size) p.size_bytes *= run.nranks;
       }
-      if (size_is_total_over_ranks(kind.collective))
+      if (per_rank_size)
         run.notes.push_back("size_bytes = OSU Size x " + std::to_string(run.nranks) +
                             " ranks (nccl-tests' total S)");
     }

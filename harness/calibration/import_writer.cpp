@@ -85,6 +85,8 @@ Row collective_row(const ImportedRun& run, const CollectivePoint& p, PointKeys& 
                        : failed ? "fail"
                                 : "ok")
       .set("time_us_median", time)
+      .set("time_us_p10", time)  // one sample: its percentiles are the figure itself
+      .set("time_us_p90", time)
       .set("time_us_mean", p.time_us);
   if (failed)
     row.set("status_detail", "the source reported " + std::to_string(*p.wrong) + " wrong elements (" +
@@ -135,11 +137,16 @@ Row p2p_row(const ImportedRun& run, const P2pPoint& p, PointKeys& keys) {
                                                               : "uni";
   const double counted = run.p2p_pattern == "sendrecv" ? p.size_bytes : 2.0 * p.size_bytes;
   const int device = run.memory == "device" ? 0 : -1;
+  const bool failed = p.validation_passed && !*p.validation_passed;
   row.set("point", keys.unique("p2p/" + run.impl + "/" + run.p2p_pattern + "/" + run.memory + "/" +
                                (spans ? "inter" : "intra") + "/" + size_text(p.size_bytes)))
-      .set("status", "ok")
-      .set("verified", "skipped")
+      .set("status", failed ? "error" : "ok")
+      .set("verified", !p.validation_passed ? "skipped"
+                       : failed             ? "fail"
+                                            : "ok")
       .set("time_us_median", time)
+      .set("time_us_p10", time)  // one sample: its percentiles are the figure itself
+      .set("time_us_p90", time)
       .set("time_us_mean", p.time_us)
       .set("pattern", run.p2p_pattern)
       .set("direction", direction)
@@ -163,6 +170,10 @@ Row p2p_row(const ImportedRun& run, const P2pPoint& p, PointKeys& keys) {
       .set("bandwidth_gbps", counted / time / 1e3);
   if (p.iterations > 0) row.set("launches_per_sample", p.iterations);
   if (p.latency_us) row.set("latency_us", time / 2.0);
+  if (failed)
+    row.set("status_detail", "the source's validation failed (" +
+                                 fs::path(run.source_file).filename().string() + ":" +
+                                 std::to_string(p.line) + ")");
   return row;
 }
 

@@ -59,6 +59,10 @@ TEST(GpucalImportCli, ImportFitReportAndPredictOnAPublicLog) {
   EXPECT_NE(out.find("16 ranks (rank list) on 2 node(s) (host names), NVIDIA H100 80GB HBM3, 64 rows"),
             std::string::npos)
       << out;
+  // An imported folder is a results folder: compare and export take it.
+  EXPECT_EQ(gpucal("compare " + dir + "/h100 " + dir + "/h100", out, dir), 0) << out;
+  EXPECT_EQ(gpucal("export " + dir + "/h100 --to vtrain -o " + dir + "/x", out, dir), 0) << out;
+  EXPECT_TRUE(fs::exists(dir + "/x/vtrain/allreduce_16gpu_2node.csv"));
   ASSERT_EQ(gpucal("fit " + dir + "/h100 --report", out, dir), 0) << out;
   EXPECT_NE(out.find("collectives  allreduce/fp32/n16/nodes2"), std::string::npos) << out;
   // The chosen form is one of the five, with a held-out and a leave-one-out error.

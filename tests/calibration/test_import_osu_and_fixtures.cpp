@@ -157,6 +157,44 @@ TEST(ImportOsu, CollectivesWithFullStatisticsAndSizeConventions) {
   }
 }
 
+TEST(ImportOsu, OlderHeadersValidationTailLatencyAndDeviceBuffers) {
+  const std::string dir = testing::fresh_temp_dir();
+  // OSU 7.4 point-to-point: "Latency (us)", -c Validation, tail-latency columns, the buffer line.
+  const std::string latency =
+      "srun -N 2 -n 2 ./osu_latency -c -d cuda D D\n# OSU MPI-CUDA Latency Test v7.4\n"
+      "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n"
+      "# Size      Latency (us)          Validation    P50 Tail Lat(us)    P90 Tail Lat(us)\n"
+      "1                  20.00                Pass               19.50               21.00\n"
+      "2                  20.10                Fail               19.60               21.10\n"
+      "4                  20.20                Pass               19.70               21.20\n";
+  const auto runs = import_text(dir, latency, {}, "lat.txt");
+  ASSERT_EQ(runs[0].p2p.size(), 3u);
+  EXPECT_EQ(runs[0].memory, "device");
+  EXPECT_EQ(runs[0].nnodes, 2);
+  EXPECT_DOUBLE_EQ(*runs[0].p2p[0].p50_us, 2 * 19.50);  // a round trip
+  EXPECT_FALSE(*runs[0].p2p[1].validation_passed);
+  write_imported_results(runs, dir + "/out", {});
+  const CsvTable t = CsvTable::read_file(dir + "/out/p2p.csv");
+  EXPECT_EQ(t.get_string(0, "status"), "ok");
+  EXPECT_EQ(t.get_string(0, "verified"), "ok");
+  EXPECT_DOUBLE_EQ(t.get_double(0, "time_us_median"), 39.0);  // the P50 round trip
+  EXPECT_DOUBLE_EQ(t.get_double(0, "latency_us"), 19.5);
+  EXPECT_EQ(t.get_string(1, "status"), "error");
+  EXPECT_EQ(t.get_string(1, "verified"), "fail");
+  // osu_reduce_scatter: OSU's Size is the total already.
+  ImportOptions o;
+  o.nranks = 8;
+  o.ranks_per_node = 4;
+  const auto rs = import_text(dir,
+                              "# OSU MPI Reduce_scatter Latency Test v7.5\n# Datatype: MPI_FLOAT.\n"
+                              "# Size       Avg Latency(us)\n1024 10.0\n2048 11.0\n4096 13.0\n",
+                              o, "rs.txt");
+  EXPECT_EQ(rs[0].collective, "reduce_scatter");
+  EXPECT_EQ(rs[0].collectives[0].op, "sum");
+  EXPECT_DOUBLE_EQ(rs[0].collectives[2].size_bytes, 4096);
+  EXPECT_EQ(rs[0].nnodes, 2);
+}
+
 TEST(ImportWriter, WritesCsvsInGpucalsSchemaAndSidecarsNamingTheSources) {
   const std::string dir = testing::fresh_temp_dir();
   std::vector<ImportedRun> runs = import_log(fixture("nccl_h100_hgx_ib_2x8"), {});
