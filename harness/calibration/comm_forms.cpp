@@ -1,6 +1,7 @@
 #include "comm_forms.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "fit_regime.h"
@@ -13,9 +14,13 @@ using nlohmann::json;
 namespace {
 
 double number(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number())
-    throw std::invalid_argument(std::string("model parameters: '") + key + "' missing or not a number");
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number() || !std::isfinite(j[key].get<double>()))
+    throw std::invalid_argument(std::string("model parameters: '") + key + "' missing or not a finite number");
   return j[key].get<double>();
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("model parameters: " + what);
 }
 
 json to_json(const AlphaBetaParams& p) {
@@ -97,8 +102,11 @@ RegimeParams regime_from(const json& j) {
     RegimeGap gap;
     gap.from_bus_bytes = number(g, "from_bus_bytes");
     gap.to_bus_bytes = number(g, "to_bus_bytes");
-    gap.intersection = g.value("rule", "") == "intersection";
+    gap.intersection = g.is_object() && g.value("rule", "") == "intersection";
     if (gap.intersection) gap.switch_bus_bytes = number(g, "switch_bus_bytes");
+    const std::size_t i = p.gaps.size();
+    require(gap.from_bus_bytes == p.segments[i].to_bus_bytes && gap.to_bus_bytes == p.segments[i + 1].from_bus_bytes,
+            "each regime gap must span from one segment's end to the next one's start");
     p.gaps.push_back(gap);
   }
   return p;
@@ -115,9 +123,16 @@ TableParams table_from(const json& j) {
   if (!j.is_object() || !j.contains("knots_size_bytes") || !j.contains("knots_time_us"))
     throw std::invalid_argument("table parameters: no knots");
   TableParams p;
-  p.size_bytes = j["knots_size_bytes"].get<std::vector<double>>();
-  p.time_us = j["knots_time_us"].get<std::vector<double>>();
+  require(j["knots_size_bytes"].is_array() && j["knots_time_us"].is_array(), "table knots must be lists");
+  for (const auto& v : j["knots_size_bytes"]) p.size_bytes.push_back(v.is_number() ? v.get<double>() : NAN);
+  for (const auto& v : j["knots_time_us"]) p.time_us.push_back(v.is_number() ? v.get<double>() : NAN);
   p.interpolation = j.value("interpolation", "pchip");
+  require(p.size_bytes.size() >= 2 && p.size_bytes.size() == p.time_us.size(), "table needs matching knot lists");
+  for (std::size_t i = 0; i < p.size_bytes.size(); ++i)
+    require(std::isfinite(p.size_bytes[i]) && p.size_bytes[i] > 0 && std::isfinite(p.time_us[i]) && p.time_us[i] > 0 &&
+                (i == 0 || p.size_bytes[i] > p.size_bytes[i - 1]),
+            "table knots must be positive, finite and in increasing size");
+  require(p.interpolation == "pchip" || p.interpolation == "linear", "table interpolation must be pchip or linear");
   return p;
 }
 
@@ -153,13 +168,24 @@ json fit_comm_form(const std::string& form, const std::vector<SizeTimePoint>& po
   throw std::invalid_argument("unknown model form '" + form + "'");
 }
 
-double predict_comm_form(const std::string& form, const json& params, double size_bytes, double bus_factor) {
+namespace {
+double evaluate(const std::string& form, const json& params, double size_bytes, double bus_factor) {
   if (form == "alpha_beta") return predict_time_us(alpha_beta_from(params), size_bytes, bus_factor);
   if (form == "sigmoid") return predict_time_us(sigmoid_from(params), size_bytes, bus_factor);
   if (form == "piecewise") return predict_time_us(piecewise_from(params), size_bytes, bus_factor);
   if (form == "regime") return predict_time_us(regime_from(params), size_bytes, bus_factor);
   if (form == "table") return predict_time_us(table_from(params), size_bytes);
   throw std::invalid_argument("unknown model form '" + form + "'");
+}
+}  // namespace
+
+double predict_comm_form(const std::string& form, const json& params, double size_bytes, double bus_factor) {
+  if (!(size_bytes > 0) || !(bus_factor > 0) || !std::isfinite(size_bytes) || !std::isfinite(bus_factor))
+    throw std::invalid_argument("model evaluation: size and bus factor must be positive and finite");
+  const double t = evaluate(form, params, size_bytes, bus_factor);
+  if (!std::isfinite(t) || !(t > 0))
+    throw std::invalid_argument(form + " parameters predict a time of " + std::to_string(t) + " us");
+  return t;
 }
 
 }  // namespace gpucal::calibration

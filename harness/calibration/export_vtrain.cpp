@@ -81,16 +81,27 @@ ExportReport export_vtrain(const json& calibration, const std::string& out_dir) 
                                 (elem ? "" : " or unknown dtype size"));
       continue;
     }
-    const double bus_factor = (*g)["bus_factor"].get<double>();
+    const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
     const json& best = g->value("best", json::object());
-    const std::string form = best.contains("form") && best["form"].is_string() ? best["form"].get<std::string>() : "";
+    std::string form = best.contains("form") && best["form"].is_string() && g->contains(best["form"].get<std::string>())
+                           ? best["form"].get<std::string>()
+                           : "";
     std::ostringstream csv;
     csv << "size(B),count,type,time(ns),busbw(GB/s)\n";
     int rows = 0;
     for (double size = kMiB; size <= 1024 * kMiB; size += kMiB) {
       if (size < lo || size > hi) continue;
-      const double time_us =
-          form.empty() ? interpolate_log_log(curve, size) : predict_comm_form(form, (*g)[form], size, bus_factor);
+      double time_us = 0;
+      if (!form.empty()) {
+        try {
+          time_us = predict_comm_form(form, (*g)[form], size, bus_factor);
+        } catch (const std::invalid_argument& e) {  // a hand-edited calibration.json: fall back to the points
+          report.notes.push_back(label + ": best form " + form + " not usable (" + e.what() +
+                                 "); measured sizes interpolated instead");
+          form.clear();
+        }
+      }
+      if (form.empty()) time_us = interpolate_log_log(curve, size);
       char line[160];
       std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%.1f,%.3f\n", size, size / *elem, nccl_type_name(dtype).c_str(),
                     time_us * 1e3, size * bus_factor / (time_us * 1e3));

@@ -144,11 +144,13 @@ int main(int argc, char** argv) {
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
   // CLI11 would call an unknown word "not expected" or ask for a subcommand: name it instead.
-  const std::vector<std::string> subcommands{"run", "fit", "export", "compare"};
+  const std::vector<std::string> subcommands{"run", "fit", "export", "compare", "import", "predict-comm"};
   if (argc > 1 && argv[1][0] != '-' &&
       std::find(subcommands.begin(), subcommands.end(), std::string(argv[1])) == subcommands.end()) {
-    gpucal::write_stderr_line(std::string("gpucal: error: unknown subcommand '") + argv[1] +
-                              "' (expected run, fit, export or compare)");
+    std::string expected;
+    for (const auto& c : subcommands) expected += (expected.empty() ? "" : ", ") + c;
+    gpucal::write_stderr_line(std::string("gpucal: error: unknown subcommand '") + argv[1] + "' (expected " +
+                              expected + ")");
     return kExitBadInput;
   }
 
