@@ -115,7 +115,7 @@ RegimeParams regime_from(const json& j) {
 json to_json(const TableParams& p) {
   return {
       {"interpolation", p.interpolation},
-      {"interpolation_loo_mape_pct", {{"pchip", p.loo_mape_pct_pchip}, {"linear", p.loo_mape_pct_linear}}},
+      {"interpolation_loo_mape_pct", p.interpolation_loo_mape_pct},
       {"knots_size_bytes", p.size_bytes},
       {"knots_time_us", p.time_us}};
 }
@@ -132,7 +132,9 @@ TableParams table_from(const json& j) {
     require(std::isfinite(p.size_bytes[i]) && p.size_bytes[i] > 0 && std::isfinite(p.time_us[i]) && p.time_us[i] > 0 &&
                 (i == 0 || p.size_bytes[i] > p.size_bytes[i - 1]),
             "table knots must be positive, finite and in increasing size");
-  require(p.interpolation == "pchip" || p.interpolation == "linear", "table interpolation must be pchip or linear");
+  const auto& rules = table_interpolations();
+  require(std::find(rules.begin(), rules.end(), p.interpolation) != rules.end(),
+          "table interpolation must be pchip, loglog or size_linear");
   return p;
 }
 

@@ -42,6 +42,16 @@ std::size_t interval_of(const LogKnots& k, double x) {
 
 namespace {
 double pchip(const TableParams& p, double size_bytes);
+
+// Straight lines in t against S between the neighbouring knots (α–β through the two of them);
+// outside the knots the same extension as the other rules.
+double size_linear(const TableParams& p, double size_bytes) {
+  const LogKnots k = log_knots(p);
+  if (auto v = extrapolate(k, std::log(size_bytes))) return *v;
+  const std::size_t i = interval_of(k, std::log(size_bytes));
+  const double u = (size_bytes - p.size_bytes[i]) / (p.size_bytes[i + 1] - p.size_bytes[i]);
+  return p.time_us[i] + u * (p.time_us[i + 1] - p.time_us[i]);
+}
 }  // namespace
 
 TableParams fit_table(const std::vector<SizeTimePoint>& points) {
@@ -61,26 +71,36 @@ TableParams fit_table(const std::vector<SizeTimePoint>& points) {
     t.time_us.push_back(time);
   }
   if (t.size_bytes.size() < 4) return t;  // leave-one-out needs 3 knots per fold
-  double pchip_err = 0, linear_err = 0;
-  for (std::size_t out = 0; out < t.size_bytes.size(); ++out) {
-    TableParams fold;
-    for (std::size_t k = 0; k < t.size_bytes.size(); ++k)
-      if (k != out) {
-        fold.size_bytes.push_back(t.size_bytes[k]);
-        fold.time_us.push_back(t.time_us[k]);
-      }
-    pchip_err += std::abs(pchip(fold, t.size_bytes[out]) - t.time_us[out]) / t.time_us[out];
-    linear_err += std::abs(predict_loglog_linear(fold, t.size_bytes[out]) - t.time_us[out]) / t.time_us[out];
+  double best_err = 0;
+  for (const std::string& rule : table_interpolations()) {
+    double err = 0;
+    for (std::size_t out = 0; out < t.size_bytes.size(); ++out) {
+      TableParams fold;
+      fold.interpolation = rule;
+      for (std::size_t k = 0; k < t.size_bytes.size(); ++k)
+        if (k != out) {
+          fold.size_bytes.push_back(t.size_bytes[k]);
+          fold.time_us.push_back(t.time_us[k]);
+        }
+      err += std::abs(predict_time_us(fold, t.size_bytes[out]) - t.time_us[out]) / t.time_us[out];
+    }
+    t.interpolation_loo_mape_pct[rule] = 100.0 * err / static_cast<double>(t.size_bytes.size());
+    if (rule == table_interpolations().front() || err < best_err) {
+      best_err = err;
+      t.interpolation = rule;
+    }
   }
-  const double n = static_cast<double>(t.size_bytes.size());
-  t.loo_mape_pct_pchip = 100.0 * pchip_err / n;
-  t.loo_mape_pct_linear = 100.0 * linear_err / n;
-  if (linear_err < 0.9 * pchip_err) t.interpolation = "linear";
   return t;
 }
 
+const std::vector<std::string>& table_interpolations() {
+  static const std::vector<std::string> rules{"pchip", "loglog", "size_linear"};
+  return rules;
+}
+
 double predict_time_us(const TableParams& p, double size_bytes) {
-  if (p.interpolation == "linear") return predict_loglog_linear(p, size_bytes);
+  if (p.interpolation == "loglog") return predict_loglog_linear(p, size_bytes);
+  if (p.interpolation == "size_linear") return size_linear(p, size_bytes);
   if (p.interpolation != "pchip")
     throw std::invalid_argument("table: unknown interpolation '" + p.interpolation + "'");
   return pchip(p, size_bytes);

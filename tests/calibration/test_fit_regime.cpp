@@ -149,7 +149,7 @@ TEST(TableForm, InterpolatesMonotonicallyWithoutOvershoot) {
   }
   const TableParams t = fit_table(points);
   ASSERT_EQ(t.size_bytes.size(), times.size());
-  for (const std::string& interpolation : {"pchip", "linear"}) {
+  for (const std::string& interpolation : table_interpolations()) {
     TableParams q = t;
     q.interpolation = interpolation;
     for (std::size_t i = 0; i < times.size(); ++i)
