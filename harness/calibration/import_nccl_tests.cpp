@@ -198,6 +198,7 @@ class TextReader {
       cycle_ = std::stoi(m[1]) - 1;
     } else if (std::regex_search(text, kFooter)) {
       table_.reset();
+      table_end_ = index + 1;
       if (run_) run_->notes.push_back("line " + std::to_string(line.number) + ": " + trim(text.substr(1)));
     } else if (is_column_header(text)) {
       if (run_ && has_rows_) finish_run(index);
@@ -211,6 +212,7 @@ class TextReader {
         run_->notes.push_back(trim(text.substr(1)));
     } else if (table_ && !split_whitespace(text).empty() && parse_integer(split_whitespace(text)[0])) {
       parse_row(index, line);
+      table_end_ = index + 1;
     } else if (!trim(text).empty()) {
       ++skipped_;
     }
@@ -352,7 +354,9 @@ class TextReader {
     resolve_topology(run, options_, run.first_line);
     check_printed_bandwidths(run, cputime);
     runs_.push_back(std::move(run));
-    previous_end_ = end_index;
+    // The next run's command line may sit anywhere after this run's table (a shell prompt
+    // between two tables), not only after the line that started the next run.
+    previous_end_ = std::max(previous_end_, std::min(end_index, table_end_));
     has_rows_ = seen_threads_ = any_not_validated_ = false;
     zero_rows_ = skipped_ = cycle_ = 0;
     iterations_ = 0;
@@ -365,7 +369,7 @@ class TextReader {
   const ImportOptions& options_;
   int primary_rank_ = -1;
   std::optional<ImportedRun> run_;
-  std::size_t run_start_ = 0, previous_end_ = 0;
+  std::size_t run_start_ = 0, previous_end_ = 0, table_end_ = 0;  // table_end_: past the last row/footer
   std::optional<Layout> table_;
   std::string group_line_;
   bool has_rows_ = false, seen_threads_ = false, any_not_validated_ = false;

@@ -68,6 +68,29 @@ TEST(ImportFixtures, EveryCollectedLogImportsWithItsRanksNodesAndDevice) {
   }
 }
 
+TEST(ImportFixtures, TablesSeparatedOnlyByShellPromptsEachTakeTheirOwnCommandLine) {
+  // Three binaries pasted one after the other, each after its shell prompt, without the
+  // '# Collective test starting' line of nccl-tests 2.17+: each table's collective comes from
+  // the prompt between it and the previous table. all_gather's first two rows are zero bytes.
+  const auto runs = import_log(fixture("nccl_rtx2080ti_pcie_1x2"), {});
+  ASSERT_EQ(runs.size(), 3u);
+  const std::vector<std::string> collectives{"allreduce", "allgather", "broadcast"};
+  const std::vector<std::size_t> rows{56, 52, 56};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(collectives[i]);
+    EXPECT_EQ(runs[i].collective, collectives[i]);
+    EXPECT_EQ(runs[i].device, "NVIDIA GeForce RTX 2080 Ti");
+    EXPECT_EQ(runs[i].nranks, 2);
+    EXPECT_EQ(runs[i].nnodes, 1);
+    EXPECT_EQ(runs[i].collectives.size(), rows[i]);
+    EXPECT_NE(runs[i].command_line.find("./build/"), std::string::npos) << runs[i].command_line;
+    EXPECT_EQ(runs[i].command_line.find("root@"), std::string::npos) << runs[i].command_line;
+  }
+  EXPECT_EQ(runs[1].program, "all_gather_perf");
+  EXPECT_DOUBLE_EQ(runs[1].collectives.front().size_bytes, 32);  // the zero-byte rows are skipped
+  EXPECT_EQ(runs[2].collectives.front().root, 0);
+}
+
 TEST(ImportFixtures, FixturesWithoutTheFactsRefuseWithTheFlagToPass) {
   for (const auto& [name, flag] : std::map<std::string, std::string>{
            {"nccl_h100_aws_p5_efa_2x8", "--collective"}, {"nccl_t4_aws_g4dn_efa_2x1", "--collective"}}) {
