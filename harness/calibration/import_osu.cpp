@@ -124,7 +124,7 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
         kind.pattern.empty() ? "average over ranks of each rank's average (OSU)" : "rank 0's average";
     std::string dtype;
     std::optional<Columns> columns;
-    std::size_t k = i + 1;
+    std::size_t k = i + 1, rows_end = i + 1;  // rows_end: past the last row (the next command line may follow)
     for (; k < lines.size(); ++k) {
       const LogLine& l = lines[k];
       if (std::regex_search(l.text, kTitle)) break;
@@ -198,6 +198,7 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
         }
         p.validation_passed = passed;
         run.p2p.push_back(p);
+        rows_end = k + 1;
       } else {
         if (!avg || !(*avg > 0)) throw ImportError(path, l.number, "latency must be > 0");
         CollectivePoint p;
@@ -218,6 +219,7 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
         if (passed) p.wrong = *passed ? 0 : 1;  // OSU says only whether any element was wrong
         p.validation_failed = passed && !*passed;
         run.collectives.push_back(p);
+        rows_end = k + 1;
       }
     }
     if (!columns) throw ImportError(path, run.first_line, "OSU title without a '# Size' column header");
@@ -244,7 +246,7 @@ std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<Lo
     }
     if (run.device.empty() && !options.device.empty()) run.device = options.device;
     runs.push_back(std::move(run));
-    previous_end = k;
+    previous_end = rows_end;
     i = k - 1;
   }
   if (runs.empty()) throw ImportError(path, 1, "no '# OSU ... Test' title");

@@ -218,6 +218,59 @@ TEST(ImportOsu, OlderHeadersValidationTailLatencyAndDeviceBuffers) {
   EXPECT_EQ(rs[0].nnodes, 2);
 }
 
+TEST(ImportOsu, FullStatisticsOnEveryCollectiveRocmBuffersAndBadRows) {
+  const std::string dir = testing::fresh_temp_dir();
+  ImportOptions rpn4;
+  rpn4.ranks_per_node = 4;
+  // -f on osu_bcast and osu_alltoall (7.x: the P50/P90/P99 tail columns after Iterations), ROCm
+  // device buffers from the title and -d rocm.
+  const std::string full =
+      "srun -N 2 --ntasks-per-node 4 ./osu_bcast -f -d rocm\n# OSU MPI-ROCm Broadcast Latency Test v7.5\n"
+      "# Datatype: MPI_CHAR.\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations  P50 Tail Lat(us)  "
+      "P90 Tail Lat(us)  P99 Tail Lat(us)\n"
+      "1                       4.00              3.50              4.50        1000     3.90     4.40     4.60\n"
+      "2                       4.10              3.60              4.60        1000     4.00     4.50     4.70\n"
+      "\nsrun -N 2 --ntasks-per-node 4 ./osu_alltoall -f\n# OSU MPI All-to-All Personalized Exchange Latency "
+      "Test v7.5\n# Datatype: MPI_CHAR.\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "1                      10.00              9.00             11.00        1000\n"
+      "2                      10.50              9.50             11.50        1000\n";
+  const auto runs = import_text(dir, full, rpn4, "full.txt");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].collective, "broadcast");
+  EXPECT_EQ(runs[0].backend, "hip");
+  EXPECT_EQ(runs[0].memory, "device");
+  EXPECT_EQ(runs[0].nranks, 8);
+  EXPECT_EQ(runs[0].nnodes, 2);
+  EXPECT_DOUBLE_EQ(*runs[0].collectives[1].rank_max_us, 4.60);
+  EXPECT_DOUBLE_EQ(*runs[0].collectives[1].p50_us, 4.00);
+  EXPECT_EQ(runs[0].collectives[1].iterations, 1000);
+  EXPECT_EQ(runs[1].collective, "alltoall");
+  EXPECT_EQ(runs[1].backend, "host");
+  EXPECT_DOUBLE_EQ(runs[1].collectives[1].size_bytes, 2 * 8);  // per-rank Size x 8 ranks
+  EXPECT_DOUBLE_EQ(*runs[1].collectives[0].rank_min_us, 9.00);
+
+  // A row cut short by the end of the log is dropped with a note; mid-file it is an error naming
+  // the line, as is a value that is not a number.
+  const std::string header =
+      "mpirun -np 2 ./osu_bw\n# OSU MPI Bandwidth Test v7.5\n# Datatype: MPI_CHAR.\n# Size      Bandwidth (MB/s)\n";
+  ImportOptions rpn1;
+  rpn1.ranks_per_node = 1;
+  const auto cut = import_text(dir, header + "1 1.50\n2 3.00\n4\n", rpn1, "cut.txt");
+  ASSERT_EQ(cut[0].p2p.size(), 2u);
+  EXPECT_NE(cut[0].notes.back().find("ends mid-row"), std::string::npos);
+  for (const auto& [body, line] : std::vector<std::pair<std::string, std::string>>{
+           {"1 1.50\n2\n4 6.00\n", "cut.txt:6:"}, {"1 1.50\n2 fast\n", "cut.txt:6:"}, {"1 -1.5\n", "cut.txt:5:"}}) {
+    try {
+      import_text(dir, header + body, rpn1, "cut.txt");
+      ADD_FAILURE() << body;
+    } catch (const ImportError& e) {
+      EXPECT_NE(std::string(e.what()).find(line), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ImportWriter, WritesCsvsInGpucalsSchemaAndSidecarsNamingTheSources) {
   const std::string dir = testing::fresh_temp_dir();
   std::vector<ImportedRun> runs = import_log(fixture("nccl_h100_hgx_ib_2x8"), {});
