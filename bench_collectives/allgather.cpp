@@ -2,13 +2,14 @@
 // send_count * n * sizeof(dtype); busbw factor (n-1)/n. In place: the input is block
 // `rank` of the output buffer.
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& allgather_desc() {
   static const CollectiveDesc d{
       "allgather", false, false, granule_ranks,
-      [](int n) { return (n - 1.0) / n; },
+      exchange_bus_factor,
       [](int64_t e, int n) { return Counts{e / n, e}; },
       [](int rank, const Counts& c) { return rank * c.send; }, at_start,
       [](const Reference& ref, int, int64_t j) {

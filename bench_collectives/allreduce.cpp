@@ -1,13 +1,14 @@
 // allreduce: every rank ends with the reduction of all inputs. S = count * sizeof(dtype);
 // busbw factor 2(n-1)/n (a ring sends and receives each byte 2(n-1)/n times).
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& allreduce_desc() {
   static const CollectiveDesc d{
       "allreduce", true, false, granule_one,
-      [](int n) { return 2.0 * (n - 1) / n; },
+      allreduce_bus_factor,
       [](int64_t e, int) { return Counts{e, e}; },
       at_start, at_start,
       [](const Reference& ref, int, int64_t j) { return ref.reduced(j); },

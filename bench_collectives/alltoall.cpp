@@ -1,13 +1,14 @@
 // alltoall: block p of rank k's input goes to block k of rank p's output. S = total send
 // buffer = count_per_peer * n * sizeof(dtype); busbw factor (n-1)/n.
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& alltoall_desc() {
   static const CollectiveDesc d{
       "alltoall", false, false, granule_ranks,
-      [](int n) { return (n - 1.0) / n; },
+      exchange_bus_factor,
       [](int64_t e, int) { return Counts{e, e}; },
       at_start, at_start,
       [](const Reference& ref, int rank, int64_t j) {

@@ -1,13 +1,14 @@
 // broadcast: every rank ends with the root's input. S = count * sizeof(dtype); busbw
 // factor 1 (each byte crosses each link once).
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& broadcast_desc() {
   static const CollectiveDesc d{
       "broadcast", false, true, granule_one,
-      [](int) { return 1.0; },
+      unit_bus_factor,
       [](int64_t e, int) { return Counts{e, e}; },
       at_start, at_start,
       [](const Reference& ref, int, int64_t j) { return ref.input(ref.root, j); },

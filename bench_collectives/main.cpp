@@ -18,6 +18,7 @@
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
 #include "harness/model/model_options.h"
+#include "harness/result_columns.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -30,11 +31,6 @@ struct CollOptions {
   std::string ranks = "all", impl = "auto";
   bool graph = false, nccl_tuning_log = false;
 };
-
-const std::vector<std::string> kColumns = {
-    "collective", "dtype", "op", "in_place", "root", "nranks", "nnodes", "ranks_per_node", "spans_nodes",
-    "size_bytes", "count", "send_count", "recv_count", "algbw_gbps", "busbw_gbps", "bus_factor", "wrong",
-    "time_us_rank_spread", "graph", "nccl_algo", "nccl_proto", "nccl_choices"};
 
 // The backend's own library: nccl (cuda), rccl (hip); on the host MPI across processes or
 // shm across the threads of --threads.
@@ -104,7 +100,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "collectives";
   spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
-  spec.columns = kColumns;
+  spec.columns = collectives_columns();
   spec.default_timeout_s = 300;
   spec.add_options = [&](CLI::App& app) {
     app.get_option("--regime")->default_val("hot");  // collectives: back-to-back, like nccl-tests

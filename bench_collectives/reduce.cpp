@@ -3,13 +3,14 @@
 #include <cmath>
 
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& reduce_desc() {
   static const CollectiveDesc d{
       "reduce", true, true, granule_one,
-      [](int) { return 1.0; },
+      unit_bus_factor,
       [](int64_t e, int) { return Counts{e, e}; },
       at_start, at_start,
       [](const Reference& ref, int rank, int64_t j) { return rank == ref.root ? ref.reduced(j) : std::nan(""); },

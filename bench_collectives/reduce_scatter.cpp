@@ -2,13 +2,14 @@
 // input = recv_count * n * sizeof(dtype); busbw factor (n-1)/n. In place: the output is
 // block `rank` of the input buffer.
 #include "bench_collectives/collective.h"
+#include "harness/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& reduce_scatter_desc() {
   static const CollectiveDesc d{
       "reduce_scatter", true, false, granule_ranks,
-      [](int n) { return (n - 1.0) / n; },
+      exchange_bus_factor,
       [](int64_t e, int n) { return Counts{e, e / n}; },
       at_start, [](int rank, const Counts& c) { return rank * c.recv; },
       [](const Reference& ref, int rank, int64_t j) { return ref.reduced(rank * ref.counts.recv + j); },

@@ -14,6 +14,7 @@
 #include "harness/driver.h"
 #include "harness/errors.h"
 #include "harness/model/model_options.h"
+#include "harness/result_columns.h"
 #include "harness/sweep.h"
 
 namespace {
@@ -24,11 +25,6 @@ using namespace gpucal::p2p;
 struct P2pOptions {
   std::string pattern = "auto", sizes = "1:1G:x4", copy_direction = "auto", engine = "ce,sm", memory = "pinned,pageable";
 };
-
-const std::vector<std::string> kColumns = {
-    "pattern", "direction", "engine", "src_rank", "dst_rank", "src_device", "dst_device", "src_node", "dst_node",
-    "link_class", "memory", "size_bytes", "bytes_counted", "bytes_counted_rule", "concurrent", "bandwidth_gbps",
-    "peak_gbps", "wrong", "latency_us"};
 
 const std::vector<std::string> kMessaging = {"sendrecv", "bidir", "ring", "pairs", "pingpong"};
 
@@ -86,7 +82,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "p2p";
   spec.description = "bench_p2p: point-to-point and copy bandwidth and latency, every transfer validated";
-  spec.columns = kColumns;
+  spec.columns = p2p_columns();
   spec.default_timeout_s = 300;
   spec.add_options = [&](CLI::App& app) {
     app.add_option("--pattern", opt.pattern,

@@ -58,8 +58,11 @@ std::string check_number_text(const std::string& text, bool integer, const Numbe
 namespace gpucal {
 
 std::string missing_option_value(const CLI::App& app, int argc, const char* const* argv) {
+  // The root's options and those of the subcommand the command line names (another subcommand's
+  // option of the same name may take no value: `compare --json FILE` and `predict-comm --json`).
   std::vector<const CLI::App*> apps{&app};
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) apps.push_back(sub);
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (argc > 1 && sub->get_name() == argv[1]) apps.push_back(sub);
   auto takes_value = [&](const std::string& word) {
     for (const CLI::App* a : apps)
       for (const CLI::Option* opt : a->get_options())

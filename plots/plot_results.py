@@ -5,7 +5,8 @@
 
 Writes PNG and SVG for:
   collectives_bandwidth_<collective>   bus bandwidth against message size per rank count, with the
-                                       fits of calibration.json (alpha-beta, sigmoid, piecewise)
+                                       fits of calibration.json (alpha-beta, sigmoid, piecewise,
+                                       regime, table; the group's best form drawn thick)
   gemm_efficiency_heatmap_<dtype>_k<K> efficiency (tflops / peak_tflops) over M x N for a fixed K
   gemm_roofline_<dtype>                achieved TFLOP/s against arithmetic intensity, with the roofs
   attention_tflops                     attention TFLOP/s against sequence length
@@ -42,7 +43,7 @@ def plot_collectives(results_dir, calibration, out_dir):
     for r in rows:
         key = (r["dtype"], int(r["nranks"]), int(r["nnodes"]))
         by_collective[r["collective"]][key].append(r)
-    styles = {"alpha_beta": "-", "sigmoid": "--", "piecewise": ":"}
+    styles = {"alpha_beta": "-", "sigmoid": "--", "piecewise": ":", "regime": "-.", "table": (0, (1, 1))}
     for collective, groups in sorted(by_collective.items()):
         fig, ax = plt.subplots(figsize=(8, 5))
         for i, (key, group_rows) in enumerate(sorted(groups.items())):
@@ -54,12 +55,15 @@ def plot_collectives(results_dir, calibration, out_dir):
             fit = fits.get((collective, dtype, nranks, nnodes))
             if fit and "model_curves" in fit:
                 curves = fit["model_curves"]
+                best = (fit.get("best") or {}).get("form")
                 for form, style in styles.items():
                     values = curves.get(form + "_busbw_gbps")
                     if values:
                         mape = fit[form].get("heldout", {}).get("mape_pct")
                         label = "%s fit" % form + (" (held-out MAPE %.1f%%)" % mape if mape is not None else "")
-                        ax.plot(curves["size_bytes"], values, style, color=color, alpha=0.8, label=label)
+                        label += " [best]" if form == best else ""
+                        ax.plot(curves["size_bytes"], values, linestyle=style, color=color,
+                                alpha=0.9 if form == best else 0.45, linewidth=2.2 if form == best else 1.0, label=label)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("message size S (bytes)")
         ax.set_ylabel("bus bandwidth (GB/s, 1e9 B/s)")

@@ -4,9 +4,12 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
+#include "comm_forms.h"
 #include "fit.h"
+#include "fit_table.h"
 #include "holdout.h"
 
 namespace gpucal::calibration {
@@ -15,12 +18,12 @@ namespace {
 
 using nlohmann::json;
 
-json heldout_json(const HeldOutError& h) {
+json heldout_json(const HeldOutError& h, bool list_sizes = true) {
   json j{{"computed", h.computed}, {"fit_points", h.fit_points}, {"heldout_points", h.heldout_points}};
   if (h.computed) {
     j["mape_pct"] = h.mape_pct;
     j["max_abs_rel_err_pct"] = h.max_abs_rel_err_pct;
-    j["heldout_sizes_bytes"] = h.heldout_sizes_bytes;
+    if (list_sizes) j["heldout_sizes_bytes"] = h.heldout_sizes_bytes;
   } else {
     j["reason"] = h.reason_not_computed;
   }
@@ -33,28 +36,90 @@ std::size_t distinct_sizes(const std::vector<SizeTimePoint>& points) {
   return sizes.size();
 }
 
-// One model form: fit on all points for the parameters, on the training split for the error.
-template <class Params, class FitFn, class ToJson>
-json fit_form(const std::vector<SizeTimePoint>& points, double bus_factor, int min_sizes, FitFn fit,
-              ToJson to_json) {
+// One form: parameters from the fit on all points, errors from the two cross-validations.
+json fit_form(const std::string& form, const std::vector<SizeTimePoint>& points, double bus_factor) {
+  const int min_sizes = comm_form_min_sizes(form);
   if (static_cast<int>(distinct_sizes(points)) < min_sizes)
     return json{{"error", "needs " + std::to_string(min_sizes) + " distinct sizes, group has " +
                               std::to_string(distinct_sizes(points))}};
-  json j;
+  json params;
   try {
-    j = to_json(fit(points, bus_factor));
+    params = fit_comm_form(form, points, bus_factor);
   } catch (const std::exception& e) {
     return json{{"error", e.what()}};
   }
-  // Held-out fit needs min_sizes distinct sizes among the training points (held-out ones excluded).
-  j["heldout"] = heldout_json(heldout_error(
-      points, min_sizes, [&](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
-        const Params p = fit(train, bus_factor);
-        std::vector<double> predicted;
-        for (double s : sizes) predicted.push_back(predict_time_us(p, s, bus_factor));
-        return predicted;
-      }));
+  auto refit = [&](const json* start) {
+    return [&, start](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
+      const json p = fit_comm_form(form, train, bus_factor, start);
+      std::vector<double> predicted;
+      for (double s : sizes) predicted.push_back(predict_comm_form(form, p, s, bus_factor));
+      return predicted;
+    };
+  };
+  json j = params;
+  j["heldout"] = heldout_json(heldout_error(points, min_sizes, refit(nullptr)));
+  j["loo"] = heldout_json(leave_one_out_error(points, min_sizes, refit(&params)), false);
   return j;
+}
+
+// The plain baseline every form is compared with: log-log interpolation between the measured
+// neighbours (fit_table.h), on the same held-out sizes.
+json baseline_loglog(const std::vector<SizeTimePoint>& points) {
+  const int min_sizes = comm_form_min_sizes("table");
+  auto interpolate = [](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
+    const TableParams t = fit_table(train);
+    std::vector<double> predicted;
+    for (double s : sizes) predicted.push_back(predict_loglog_linear(t, s));
+    return predicted;
+  };
+  return {{"method", "straight lines in ln time against ln size between the per-size minimum times"},
+          {"heldout", heldout_json(heldout_error(points, min_sizes, interpolate))},
+          {"loo", heldout_json(leave_one_out_error(points, min_sizes, interpolate), false)}};
+}
+
+// The form with the lowest cross-validated error: the mean of its every-3rd held-out MAPE and
+// its leave-one-out MAPE (ties go to the simpler form, earlier in comm_form_names()).
+json choose_best(const json& group) {
+  json ranking = json::array();
+  for (const auto& form : comm_form_names()) {
+    const json& f = group[form];
+    if (f.contains("error") || !f["heldout"]["computed"].get<bool>() || !f["loo"]["computed"].get<bool>())
+      continue;
+    const double h = f["heldout"]["mape_pct"], l = f["loo"]["mape_pct"];
+    ranking.push_back(
+        {{"form", form}, {"score_pct", (h + l) / 2}, {"heldout_mape_pct", h}, {"loo_mape_pct", l}});
+  }
+  std::stable_sort(ranking.begin(), ranking.end(), [](const json& a, const json& b) {
+    return a["score_pct"].get<double>() < b["score_pct"].get<double>();
+  });
+  const std::string criterion = "mean of the every-3rd-size held-out MAPE and the leave-one-out MAPE";
+  if (ranking.empty()) {
+    for (const auto& form : comm_form_names())
+      if (!group[form].contains("error"))
+        return {{"form", form},
+                {"criterion", criterion},
+                {"reason",
+                 "too few sizes to cross-validate any form; " + form + " is the simplest form that fits"},
+                {"ranking", ranking}};
+    return {{"form", nullptr},
+            {"criterion", criterion},
+            {"reason", "no form could be fitted"},
+            {"ranking", ranking}};
+  }
+  const json& top = ranking[0];
+  std::ostringstream why;
+  why.precision(3);
+  why << "lowest cross-validated error: held-out " << top["heldout_mape_pct"].get<double>()
+      << "%, leave-one-out " << top["loo_mape_pct"].get<double>() << "%, score "
+      << top["score_pct"].get<double>() << "%";
+  if (ranking.size() > 1)
+    why << "; next " << ranking[1]["form"].get<std::string>() << " " << ranking[1]["score_pct"].get<double>()
+        << "%";
+  json best = top;
+  best["criterion"] = criterion;
+  best["reason"] = why.str();
+  best["ranking"] = ranking;
+  return best;
 }
 
 // Each fitted form evaluated on 64 log-spaced sizes over the measured range, as bus GB/s, so the
@@ -70,30 +135,13 @@ json model_curves(const json& group, const std::vector<SizeTimePoint>& points, d
   for (int i = 0; i < kCurvePoints; ++i)
     sizes.push_back(std::exp2(std::log2(lo) + (std::log2(hi) - std::log2(lo)) * i / (kCurvePoints - 1)));
   json curves{{"size_bytes", sizes}};
-  auto busbw = [&](double size, double time_us) { return size * bus_factor / (time_us * 1e3); };
-  auto add = [&](const char* name, auto predict) {
+  for (const auto& form : comm_form_names()) {
+    if (group[form].contains("error")) continue;
     std::vector<double> values;
-    for (double s : sizes) values.push_back(busbw(s, predict(s)));
-    curves[std::string(name) + "_busbw_gbps"] = values;
-  };
-  const json& ab = group["alpha_beta"];
-  if (ab.contains("alpha_us"))
-    add("alpha_beta", [&](double s) {
-      return predict_time_us(AlphaBetaParams{ab["alpha_us"], ab["beta_gbps"]}, s, bus_factor);
-    });
-  const json& sg = group["sigmoid"];
-  if (sg.contains("H_gbps"))
-    add("sigmoid", [&](double s) {
-      return predict_time_us(SigmoidParams{sg["H_gbps"], sg["k_per_log2_byte"], sg["x0_log2_bytes"], sg["y0_gbps"]}, s,
-                             bus_factor);
-    });
-  const json& pw = group["piecewise"];
-  if (pw.contains("floor_us"))
-    add("piecewise", [&](double s) {
-      return predict_time_us(PiecewiseParams{pw["floor_us"], pw["knee_bus_bytes"], pw["sat_bus_bytes"],
-                                             pw["bw_max_gbps"], pw["overhead_us"]},
-                             s, bus_factor);
-    });
+    for (double s : sizes)
+      values.push_back(s * bus_factor / (predict_comm_form(form, group[form], s, bus_factor) * 1e3));
+    curves[form + "_busbw_gbps"] = values;
+  }
   return curves;
 }
 
@@ -105,32 +153,23 @@ json fit_group(json group, const std::vector<SizeTimePoint>& points, double bus_
                         {"busbw_gbps", p.size_bytes * bus_factor / (p.time_us * 1e3)}});
   group["bus_factor"] = bus_factor;
   group["points"] = measured;
-  group["alpha_beta"] = fit_form<AlphaBetaParams>(
-      points, bus_factor, kAlphaBetaMinSizes, fit_alpha_beta,
-      [](const AlphaBetaParams& p) { return json{{"alpha_us", p.alpha_us}, {"beta_gbps", p.beta_gbps}}; });
-  group["sigmoid"] = fit_form<SigmoidParams>(points, bus_factor, kSigmoidMinSizes, fit_sigmoid,
-                                             [](const SigmoidParams& p) {
-                                               return json{{"H_gbps", p.height_gbps},
-                                                           {"k_per_log2_byte", p.steepness},
-                                                           {"x0_log2_bytes", p.midpoint_log2_bytes},
-                                                           {"y0_gbps", p.offset_gbps}};
-                                             });
-  group["piecewise"] = fit_form<PiecewiseParams>(points, bus_factor, kPiecewiseMinSizes, fit_piecewise,
-                                                 [](const PiecewiseParams& p) {
-                                                   return json{{"floor_us", p.floor_us},
-                                                               {"knee_bus_bytes", p.knee_bus_bytes},
-                                                               {"sat_bus_bytes", p.sat_bus_bytes},
-                                                               {"bw_max_gbps", p.bw_max_gbps},
-                                                               {"overhead_us", p.overhead_us}};
-                                                 });
+  for (const auto& form : comm_form_names()) group[form] = fit_form(form, points, bus_factor);
+  group["baseline_loglog"] = baseline_loglog(points);
+  group["best"] = choose_best(group);
   group["model_curves"] = model_curves(group, points, bus_factor);
   return group;
 }
 
+// "TREE/LL" from the rows' nccl_algo/nccl_proto when the CSV has them, else "".
+std::string regime_label(const CsvTable& t, std::size_t r) {
+  const std::string algo = t.get_string_or(r, "nccl_algo", ""), proto = t.get_string_or(r, "nccl_proto", "");
+  return algo.empty() || proto.empty() ? "" : algo + "/" + proto;
+}
+
 json fit_collectives(const BenchResults& bench) {
   const CsvTable& t = bench.table;
-  t.require_columns({"collective", "dtype", "nranks", "ranks_per_node", "nnodes", "spans_nodes",
-                     "size_bytes", "bus_factor"});
+  t.require_columns({"collective", "dtype", "nranks", "ranks_per_node", "nnodes", "spans_nodes", "size_bytes",
+                     "bus_factor"});
   using Key = std::tuple<std::string, std::string, int64_t, int64_t, int64_t>;
   std::map<Key, std::vector<std::size_t>> groups;
   for (std::size_t r : bench.ok_rows)
@@ -140,7 +179,9 @@ json fit_collectives(const BenchResults& bench) {
   json out = json::array();
   for (const auto& [key, rows] : groups) {
     std::vector<SizeTimePoint> points;
-    for (std::size_t r : rows) points.push_back({t.get_double(r, "size_bytes"), t.get_double(r, "time_us_median")});
+    for (std::size_t r : rows)
+      points.push_back(
+          {t.get_double(r, "size_bytes"), t.get_double(r, "time_us_median"), regime_label(t, r)});
     const double bus_factor = t.get_double(rows.front(), "bus_factor");
     const auto& [collective, dtype, nranks, ranks_per_node, nnodes] = key;
     out.push_back(fit_group({{"collective", collective},
@@ -162,13 +203,15 @@ json fit_p2p(const BenchResults& bench) {
   for (std::size_t r : bench.ok_rows) {
     if (t.get_string(r, "pattern") == "copy") continue;  // memory bandwidth, see compute_tables
     const int spans_nodes = t.get_string(r, "src_node") != t.get_string(r, "dst_node") ? 1 : 0;
-    groups[{t.get_string(r, "pattern"), t.get_string(r, "direction"), t.get_string(r, "link_class"), spans_nodes}]
+    groups[{t.get_string(r, "pattern"), t.get_string(r, "direction"), t.get_string(r, "link_class"),
+            spans_nodes}]
         .push_back(r);
   }
   json out = json::array();
   for (const auto& [key, rows] : groups) {
     std::vector<SizeTimePoint> points;
-    for (std::size_t r : rows) points.push_back({t.get_double(r, "size_bytes"), t.get_double(r, "time_us_median")});
+    for (std::size_t r : rows)
+      points.push_back({t.get_double(r, "size_bytes"), t.get_double(r, "time_us_median")});
     const auto& [pattern, direction, link_class, spans_nodes] = key;
     out.push_back(fit_group({{"pattern", pattern},
                              {"direction", direction},

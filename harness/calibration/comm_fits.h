@@ -1,8 +1,10 @@
 // Communication calibration: groups the ok rows of collectives.csv by
 // (collective, dtype, nranks, ranks_per_node, nnodes) and of p2p.csv (patterns other than
-// 'copy') by (pattern, direction, link_class, spans_nodes), and fits each group with the
-// three forms of fit.h, each with its held-out error. Output is the JSON of
-// calibration.json's "communication" section (documented in README_SECTION.md).
+// 'copy') by (pattern, direction, link_class, spans_nodes), and fits each group with every form
+// of comm_forms.h (alpha_beta, sigmoid, piecewise, regime, table), each with its every-3rd-size
+// held-out error and its leave-one-out error; the log-log interpolation baseline gets the same
+// errors, and `best` names the form with the lowest cross-validated error and why. Output is the
+// JSON of calibration.json's "communication" section (documented in results/SCHEMA.md).
 #pragma once
 #include <nlohmann/json.hpp>
 

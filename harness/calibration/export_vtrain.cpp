@@ -1,8 +1,10 @@
 // vTrain allreduce tables, one file per GPU count: <out>/vtrain/allreduce_<nranks>gpu_<nnodes>node.csv
 // with nccl-tests row columns size(B),count,type,time(ns),busbw(GB/s), from 1 MiB to 1 GiB in
-// 1 MiB steps. Each row's time is interpolated (linear in log time against log size) between
-// the two nearest MEASURED allreduce medians of that group; sizes outside the measured range
-// are not written (no extrapolation) and are reported. busbw = S · 2(n-1)/n / time.
+// 1 MiB steps. Each row's time comes from the group's best form (calibration.json `best`: the
+// form with the lowest cross-validated error; a table takes any of them), else (an older
+// calibration.json without `best`) is interpolated linearly in log time against log size between
+// the two nearest measured medians; sizes outside the measured range are not written (no
+// extrapolation) and are reported. busbw = S · 2(n-1)/n / time.
 // One group per (nranks, nnodes): fp32 ("float", what nccl-tests defaults to) preferred,
 // then bf16, then the dtype with most points.
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "comm_forms.h"
 #include "export_common.h"
 
 namespace gpucal::calibration {
@@ -79,12 +82,26 @@ ExportReport export_vtrain(const json& calibration, const std::string& out_dir) 
       continue;
     }
     const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
+    const json& best = g->value("best", json::object());
+    std::string form = best.contains("form") && best["form"].is_string() && g->contains(best["form"].get<std::string>())
+                           ? best["form"].get<std::string>()
+                           : "";
     std::ostringstream csv;
     csv << "size(B),count,type,time(ns),busbw(GB/s)\n";
     int rows = 0;
     for (double size = kMiB; size <= 1024 * kMiB; size += kMiB) {
       if (size < lo || size > hi) continue;
-      const double time_us = interpolate_log_log(curve, size);
+      double time_us = 0;
+      if (!form.empty()) {
+        try {
+          time_us = predict_comm_form(form, (*g)[form], size, bus_factor);
+        } catch (const std::invalid_argument& e) {  // a hand-edited calibration.json: fall back to the points
+          report.notes.push_back(label + ": best form " + form + " not usable (" + e.what() +
+                                 "); measured sizes interpolated instead");
+          form.clear();
+        }
+      }
+      if (form.empty()) time_us = interpolate_log_log(curve, size);
       char line[160];
       std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%.1f,%.3f\n", size, size / *elem, nccl_type_name(dtype).c_str(),
                     time_us * 1e3, size * bus_factor / (time_us * 1e3));
@@ -95,7 +112,8 @@ ExportReport export_vtrain(const json& calibration, const std::string& out_dir) 
         dir + "/allreduce_" + std::to_string(nranks) + "gpu_" + std::to_string(nnodes) + "node.csv";
     write_text_file(path, csv.str());
     report.files_written.push_back(path);
-    report.notes.push_back(label + ": " + std::to_string(rows) + " rows interpolated from " +
+    report.notes.push_back(label + ": " + std::to_string(rows) + " rows " +
+                           (form.empty() ? "interpolated from " : "from the best form (" + form + ") of ") +
                            std::to_string(curve.size()) + " measured " + dtype + " sizes");
     if (lo > kMiB || hi < 1024 * kMiB)
       report.unfilled.push_back(label + ": sizes outside the measured " + std::to_string(static_cast<int64_t>(lo)) +

@@ -63,6 +63,28 @@ double minimize_lm(const std::function<void(const Eigen::VectorXd&, Eigen::Vecto
   return f.squaredNorm();
 }
 
+// The lowest-cost Levenberg–Marquardt result over several starting points.
+class BestOfStarts {
+ public:
+  using Residuals = std::function<void(const Eigen::VectorXd&, Eigen::VectorXd&)>;
+  BestOfStarts(Residuals residuals, int n_residuals) : residuals_(std::move(residuals)), n_(n_residuals) {}
+  void attempt(Eigen::VectorXd q) {
+    const double cost = minimize_lm(residuals_, n_, q);
+    if (cost < cost_ && q.allFinite()) {
+      cost_ = cost;
+      best_ = q;
+    }
+  }
+  bool found() const { return std::isfinite(cost_); }
+  const Eigen::VectorXd& best() const { return best_; }
+
+ private:
+  Residuals residuals_;
+  int n_;
+  double cost_ = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_;
+};
+
 std::vector<double> distinct_log2_sizes(const std::vector<SizeTimePoint>& points, double bus_factor) {
   std::vector<double> xs;
   for (const auto& p : points) xs.push_back(std::log2(p.size_bytes * bus_factor));
@@ -111,35 +133,35 @@ double predict_time_us(const SigmoidParams& p, double size_bytes, double bus_fac
   return size_bytes * bus_factor / (sigmoid_busbw_gbps(p, size_bytes) * kBytesPerUsPerGbps);
 }
 
-SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor) {
+SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor,
+                          const SigmoidParams* start) {
   check_points(points, bus_factor, 4, "sigmoid fit");
-  std::vector<double> xs, bw;
-  for (const auto& p : points) {
-    xs.push_back(std::log2(p.size_bytes));
-    bw.push_back(p.size_bytes * bus_factor / (p.time_us * kBytesPerUsPerGbps));
-  }
+  std::vector<double> bw;
+  for (const auto& p : points) bw.push_back(p.size_bytes * bus_factor / (p.time_us * kBytesPerUsPerGbps));
+  // Relative time residuals: (t_model - t) / t = bw / bw_model - 1.
   const auto residuals = [&](const Eigen::VectorXd& q, Eigen::VectorXd& f) {
     const SigmoidParams s{q[0], q[1], q[2], q[3]};
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      f[static_cast<int>(i)] = (sigmoid_busbw_gbps(s, std::exp2(xs[i])) - bw[i]) / bw[i];
+    for (std::size_t i = 0; i < points.size(); ++i)
+      f[static_cast<int>(i)] = bw[i] / sigmoid_busbw_gbps(s, points[i].size_bytes) - 1.0;
   };
   const double bw_max = *std::max_element(bw.begin(), bw.end());
   const double bw_min = *std::min_element(bw.begin(), bw.end());
-  double best_cost = std::numeric_limits<double>::infinity();
-  Eigen::VectorXd best(4);
-  // Multi-start: the midpoint at each measured size, a few steepnesses.
-  for (double x0 : distinct_log2_sizes(points, 1.0)) {
-    for (double k : {0.3, 1.0, 3.0}) {
-      Eigen::VectorXd q(4);
-      q << bw_max - bw_min, k, x0, bw_min;
-      const double cost = minimize_lm(residuals, static_cast<int>(xs.size()), q);
-      if (cost < best_cost && q.allFinite()) {
-        best_cost = cost;
-        best = q;
+  BestOfStarts search(residuals, static_cast<int>(points.size()));
+  if (start) {
+    Eigen::VectorXd q(4);
+    q << start->height_gbps, start->steepness, start->midpoint_log2_bytes, start->offset_gbps;
+    search.attempt(q);
+  } else {
+    // Multi-start: the midpoint at each measured size, a few steepnesses.
+    for (double x0 : distinct_log2_sizes(points, 1.0))
+      for (double k : {0.3, 1.0, 3.0}) {
+        Eigen::VectorXd q(4);
+        q << bw_max - bw_min, k, x0, bw_min;
+        search.attempt(q);
       }
-    }
   }
-  if (!std::isfinite(best_cost)) throw std::runtime_error("sigmoid fit did not converge");
+  if (!search.found()) throw std::runtime_error("sigmoid fit did not converge");
+  const Eigen::VectorXd& best = search.best();
   // (H, k, x0, y0) and (-H, -k, x0, y0 + H) are the same curve; report the k > 0 one.
   if (best[1] < 0) return {-best[0], -best[1], best[2], best[3] + best[0]};
   return {best[0], best[1], best[2], best[3]};
@@ -166,7 +188,8 @@ PiecewiseParams piecewise_from(const Eigen::VectorXd& q) {
 }
 }  // namespace
 
-PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor) {
+PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor,
+                              const PiecewiseParams* start) {
   check_points(points, bus_factor, 5, "piecewise fit");
   double t_min = std::numeric_limits<double>::infinity(), bw_max = 0;
   for (const auto& p : points) {
@@ -179,22 +202,24 @@ PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double b
       f[static_cast<int>(i)] =
           (predict_time_us(p, points[i].size_bytes, bus_factor) - points[i].time_us) / points[i].time_us;
   };
-  const std::vector<double> xs = distinct_log2_sizes(points, bus_factor);
-  double best_cost = std::numeric_limits<double>::infinity();
-  Eigen::VectorXd best(5);
-  for (std::size_t i = 0; i + 1 < xs.size(); ++i) {
-    for (std::size_t j = i + 1; j < xs.size(); ++j) {
-      Eigen::VectorXd q(5);
-      q << std::log(t_min), xs[i], std::log(xs[j] - xs[i]), std::log(bw_max), std::sqrt(0.5 * t_min);
-      const double cost = minimize_lm(residuals, static_cast<int>(points.size()), q);
-      if (cost < best_cost && q.allFinite()) {
-        best_cost = cost;
-        best = q;
+  BestOfStarts search(residuals, static_cast<int>(points.size()));
+  if (start) {  // invert piecewise_from()
+    Eigen::VectorXd q(5);
+    const double knee = std::log2(start->knee_bus_bytes);
+    q << std::log(start->floor_us), knee, std::log(std::max(1e-6, std::log2(start->sat_bus_bytes) - knee)),
+        std::log(start->bw_max_gbps), std::sqrt(std::max(0.0, start->overhead_us));
+    search.attempt(q);
+  } else {
+    const std::vector<double> xs = distinct_log2_sizes(points, bus_factor);
+    for (std::size_t i = 0; i + 1 < xs.size(); ++i)
+      for (std::size_t j = i + 1; j < xs.size(); ++j) {
+        Eigen::VectorXd q(5);
+        q << std::log(t_min), xs[i], std::log(xs[j] - xs[i]), std::log(bw_max), std::sqrt(0.5 * t_min);
+        search.attempt(q);
       }
-    }
   }
-  if (!std::isfinite(best_cost)) throw std::runtime_error("piecewise fit did not converge");
-  return piecewise_from(best);
+  if (!search.found()) throw std::runtime_error("piecewise fit did not converge");
+  return piecewise_from(search.best());
 }
 
 }  // namespace gpucal::calibration

@@ -17,6 +17,7 @@ namespace gpucal::calibration {
 struct SizeTimePoint {
   double size_bytes = 0;  // S as in the CSV's size_bytes
   double time_us = 0;     // time_us_median
+  std::string label;      // the row's "nccl_algo/nccl_proto" when known (fit_regime.h), else ""
 };
 
 // α–β (Hockney): t_us = alpha_us + B / (beta_gbps * 1e3).
@@ -31,17 +32,20 @@ AlphaBetaParams fit_alpha_beta(const std::vector<SizeTimePoint>& points, double 
 
 // Sigmoid of bus bandwidth against log2(S) (NERSC transformer-perf-estimates form):
 //   busbw_gbps(S) = H / (1 + exp(-k (log2 S - x0))) + y0;   t_us = B / (busbw_gbps * 1e3).
-// Fitted with Eigen's Levenberg–Marquardt on relative bandwidth residuals, multi-start over x0;
+// Fitted with Eigen's Levenberg–Marquardt on relative time residuals, multi-start over x0;
 // reported with k > 0 ((H, k, x0, y0) and (-H, -k, x0, y0 + H) are the same curve).
 struct SigmoidParams {
-  double height_gbps = 0;  // H
-  double steepness = 0;    // k, per log2(byte)
+  double height_gbps = 0;          // H
+  double steepness = 0;            // k, per log2(byte)
   double midpoint_log2_bytes = 0;  // x0
-  double offset_gbps = 0;  // y0
+  double offset_gbps = 0;          // y0
 };
 double sigmoid_busbw_gbps(const SigmoidParams& p, double size_bytes);
 double predict_time_us(const SigmoidParams& p, double size_bytes, double bus_factor);
-SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor);
+// `start`: one Levenberg–Marquardt run from these parameters instead of the multi-start (the
+// leave-one-out refits start from the fit on all points).
+SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor,
+                          const SigmoidParams* start = nullptr);
 
 // Piecewise: latency floor, knee, saturation. With x = log2 B and
 //   t_floor(B) = floor_us                                  (B <= knee)
@@ -60,7 +64,8 @@ struct PiecewiseParams {
   double overhead_us = 0;
 };
 double predict_time_us(const PiecewiseParams& p, double size_bytes, double bus_factor);
-PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor);
+PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor,
+                              const PiecewiseParams* start = nullptr);
 
 // Minimum distinct sizes each fit needs (parameters + 1, so the fit is over-determined).
 constexpr int kAlphaBetaMinSizes = 3;

@@ -73,4 +73,42 @@ HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit
   return result;
 }
 
+HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
+                                 const FitAndPredict& fit_and_predict) {
+  HeldOutError result;
+  std::set<double> sizes;
+  for (const auto& p : points) sizes.insert(p.size_bytes);
+  if (static_cast<int>(sizes.size()) < min_fit_sizes + 1) {
+    result.reason_not_computed = "too few distinct sizes for leave-one-out: " + std::to_string(sizes.size()) +
+                                 " (needs " + std::to_string(min_fit_sizes + 1) + ")";
+    return result;
+  }
+  std::vector<double> predicted, measured;
+  for (double left_out : sizes) {
+    std::vector<SizeTimePoint> train;
+    std::vector<double> held_sizes;
+    for (const auto& p : points) {
+      if (p.size_bytes == left_out) {
+        held_sizes.push_back(p.size_bytes);
+        measured.push_back(p.time_us);
+      } else {
+        train.push_back(p);
+      }
+    }
+    try {
+      for (double t : fit_and_predict(train, held_sizes)) predicted.push_back(t);
+    } catch (const std::exception& e) {
+      result.reason_not_computed =
+          "leave-one-out fit without size " + std::to_string(left_out) + " failed: " + e.what();
+      return result;
+    }
+  }
+  std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
+  result.fit_points = static_cast<int>(points.size());
+  result.heldout_points = static_cast<int>(measured.size());
+  result.heldout_sizes_bytes.assign(sizes.begin(), sizes.end());
+  result.computed = true;
+  return result;
+}
+
 }  // namespace gpucal::calibration

@@ -1,7 +1,11 @@
-// Held-out error of a fit: the distinct sizes are sorted and every 3rd one (positions
-// 1, 4, 7, ... so the smallest size always stays in the fit) is held out; the model is fitted
-// on the remaining points and its predicted time is compared with the measured time on the
-// held-out points only. The parameters users get come from a separate fit on all points.
+// Cross-validated error of a fit, two ways:
+//  - held out: the distinct sizes are sorted and every 3rd one (positions 1, 4, 7, ... so the
+//    smallest size always stays in the fit) is held out; the model is fitted on the remaining
+//    points and its predicted time is compared with the measured time on the held-out points;
+//  - leave one out: each distinct size in turn is left out of a fit on all the others and
+//    predicted (the two end sizes are then extrapolations).
+// Errors are relative: |predicted - measured| / measured, averaged over the points (MAPE).
+// The parameters users get come from a separate fit on all points.
 #pragma once
 #include <functional>
 #include <optional>
@@ -29,10 +33,16 @@ std::vector<std::size_t> heldout_indices(const std::vector<SizeTimePoint>& point
 
 // `fit_and_predict(fit_points, heldout_sizes)` returns predicted times for heldout_sizes.
 // `min_fit_sizes`: distinct sizes the fit needs; fewer -> not computed, with the reason.
-using FitAndPredict = std::function<std::vector<double>(const std::vector<SizeTimePoint>&,
-                                                        const std::vector<double>&)>;
+using FitAndPredict =
+    std::function<std::vector<double>(const std::vector<SizeTimePoint>&, const std::vector<double>&)>;
 HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
                            const FitAndPredict& fit_and_predict);
+
+// Leave-one-out over the distinct sizes; `heldout_sizes_bytes` lists every size. Not computed
+// when fewer than min_fit_sizes + 1 distinct sizes exist; a fold whose fit fails makes the
+// whole estimate not computed (with the reason).
+HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
+                                 const FitAndPredict& fit_and_predict);
 
 // Relative errors of predictions against measurements: {mape_pct, max_abs_rel_err_pct}.
 std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
