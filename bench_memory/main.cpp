@@ -157,10 +157,8 @@ std::vector<std::string> impls_for(const std::string& spec, const std::string& b
   return {"host"};
 }
 
-// cuDNN offers the forward normalizations; its rows exist only for those kernels.
-bool impl_offers(const std::string& impl, Kernel k) {
-  return impl != "cudnn" || k == Kernel::layernorm_fwd || k == Kernel::rmsnorm_fwd;
-}
+// cuDNN offers the normalizations; its rows exist only for those kernels.
+bool impl_offers(const std::string& impl, Kernel k) { return impl != "cudnn" || cudnn_offers(k); }
 
 // --model: the step's memory-bound operations on this rank, one point per distinct shape.
 std::vector<MemoryPoint> points_from_model(const model::ModelOptions& from_model) {
@@ -270,7 +268,7 @@ int main(int argc, char** argv) {
           ops.push_back(std::make_unique<MemoryOp>(p, impl, config.regime, factory, run));
     }
     if (ops.empty())
-      throw UsageError("--impl " + opt.impl + ": offers none of the selected kernels (cudnn: layernorm_fwd, rmsnorm_fwd)");
+      throw UsageError("--impl " + opt.impl + ": offers none of the selected kernels (cudnn: layernorm and rmsnorm, fwd and bwd)");
     return ops;
   };
   spec.add_metadata = [&](Metadata& meta, Backend& backend) {

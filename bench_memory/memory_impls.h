@@ -1,7 +1,7 @@
 // The implementations of the bench_memory kernels, each behind one interface: `host`
 // (OpenMP loops, the CI implementation), `gpucal` (our CUDA/HIP kernels, one source through
 // the portability header) and `cudnn` (cuDNN's normalization through the backend graph API,
-// layernorm_fwd and rmsnorm_fwd). An implementation is made per point, so a library plan
+// layernorm and rmsnorm, forward and backward). An implementation is made per point, so a library plan
 // built in prepare() lives with its point.
 #pragma once
 
@@ -27,6 +27,10 @@ class KernelImpl {
   virtual void prepare(const LaunchArgs&, Backend&) {}
   // One launch, asynchronous on the backend's stream.
   virtual void launch(const LaunchArgs& a) = 0;
+  // The launch whose outputs are checked (untimed): an implementation whose library writes an
+  // output in another type (cuDNN's fp32 weight gradients) stores it into the point's tensor
+  // here. Returns with the outputs complete on the host's view (after a synchronize).
+  virtual void launch_for_check(const LaunchArgs& a, Backend&) { launch(a); }
   // Provenance cells (engine, graph build time).
   virtual void describe(Row&) const {}
 };
@@ -47,5 +51,10 @@ bool have_gpu_kernels();
 std::shared_ptr<LibraryContext> make_cudnn_context(Backend& backend);
 std::unique_ptr<KernelImpl> make_cudnn_impl(std::shared_ptr<LibraryContext> ctx);
 #endif
+// The kernels the cudnn implementation measures (answered in every build).
+inline bool cudnn_offers(Kernel k) {
+  return k == Kernel::layernorm_fwd || k == Kernel::rmsnorm_fwd || k == Kernel::layernorm_bwd ||
+         k == Kernel::rmsnorm_bwd;
+}
 
 }  // namespace gpucal::memory

@@ -121,7 +121,7 @@ Verification MemoryOp::verify() {
     if (t.access == Access::read_write) before[i] = HostView(generated_source(seeds[i], t.lo, t.hi, type));
   }
   b.synchronize();
-  launch();
+  impl_->launch_for_check(args_, b);
   const auto outs = output_tensors(k);
   if (config_->inject_fault == "corrupt-output") {
     const TensorSpec& t = k.tensors[static_cast<size_t>(outs.front())];

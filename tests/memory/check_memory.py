@@ -57,6 +57,8 @@ def main():
     ap.add_argument("--expect-verified-in")
     ap.add_argument("--every-kernel", action="store_true")
     ap.add_argument("--skips-only")
+    ap.add_argument("--ok-for", help="impl:kernel,... each needs at least one ok, verified row "
+                    "(a run whose every point of a library skipped proves nothing)")
     ap.add_argument("--fraction-of-copy", action="store_true", help="some op rows carry fraction_of_copy")
     ap.add_argument("--list-keys", type=int)
     ap.add_argument("--list-contains")
@@ -109,6 +111,11 @@ def main():
     ok_kernels = {r["kernel"] for r in rows if r["status"] == "ok"}
     if a.every_kernel and ok_kernels != set(KERNELS):
         fail(f"kernels without an ok row: {sorted(set(KERNELS) - ok_kernels)}")
+    for want in (a.ok_for.split(",") if a.ok_for else []):
+        impl, kernel = want.split(":")
+        if not any(r["impl"] == impl and r["kernel"] == kernel and r["status"] == "ok" and r["verified"] == "ok"
+                   for r in rows):
+            fail(f"no ok, verified {impl} row for {kernel}")
     if a.fraction_of_copy and not any(r["fraction_of_copy"] for r in rows if r["family"] == "op"):
         fail("no op row carries fraction_of_copy")
     print("OK: memory checks")
