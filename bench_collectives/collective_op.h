@@ -29,7 +29,7 @@ struct CollectivePoint {
   ReduceOp op = ReduceOp::sum;
   bool in_place = false;
   int root = 0;
-  int64_t size_bytes = 0;  // S as nccl-tests defines it per collective
+  int64_t size_bytes = 0;  // S as requested (--sizes); the size that runs is rounded (run_bytes)
   std::string regime = "hot";
   bool graph = false;
   // --nccl-tuning-log on world rank 0 (nccl/rccl): this process's NCCL debug file, shared by
@@ -55,6 +55,7 @@ class CollectiveOp : public Op, public VerificationCells {
  private:
   void issue();
   Counts counts() const;
+  int64_t run_size() const;  // bytes as nccl-tests prints `size`
   void tuning_cells(Row& row) const;
   CollectivePoint p_;
   std::shared_ptr<Group> group_;

@@ -88,10 +88,21 @@ def main():
                 fail(f"{r['point']}: {k}={r.get(k)!r}, expected {v!r}")
         if abs(float(r["bus_factor"]) - FACTOR[r["collective"]](n)) > 1e-6:
             fail(f"{r['point']}: bus_factor {r['bus_factor']}")
-        if int(r["count"]) * {"fp64": 8, "fp32": 4, "int32": 4, "fp16": 2, "bf16": 2}.get(r["dtype"], 1) != int(r["size_bytes"]):
-            fail(f"{r['point']}: count * sizeof != size_bytes")
+        esize = {"fp64": 8, "fp32": 4, "int32": 4, "fp16": 2, "bf16": 2}.get(r["dtype"], 1)
+        if int(r["count_total"]) * esize != int(r["size_bytes"]):
+            fail(f"{r['point']}: count_total * sizeof != size_bytes")
+        # nccl-tests: count is per rank (per peer for alltoall) where S is split by rank, each
+        # rank's block rounded down to 16 B; size_bytes is what ran, never above the request.
+        split = r["collective"] in ("allgather", "reduce_scatter", "alltoall")
+        align = max(1, 16 // esize)
+        requested = int(r["size_bytes_requested"])
+        expected_count = (requested // esize // n) // align * align if split else requested // esize
+        if int(r["count"]) != expected_count:
+            fail(f"{r['point']}: count {r['count']}, nccl-tests would print {expected_count}")
+        if int(r["size_bytes"]) != (expected_count * n if split else expected_count) * esize:
+            fail(f"{r['point']}: size_bytes {r['size_bytes']} is not what nccl-tests runs for {requested}")
         if a.all_ok:
-            if r["status"] == "skipped" and "less than one" in r["status_detail"]:
+            if r["status"] == "skipped" and "rounds to 0 elements per rank" in r["status_detail"] and expected_count == 0:
                 continue
             if r["status"] != "ok" or r["wrong"] != "0" or r["verified"] != "ok":
                 fail(f"{r['point']}: status {r['status']} wrong {r['wrong']} verified {r['verified']} ({r['status_detail']})")
