@@ -400,6 +400,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     }
   });
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
+  // Once the input is known good (a bad input stays one line) and something will run.
+  if (world.is_root() && !launch.listing)
+    for (const auto& w : environment_warnings(meta.doc()["environment"])) std::cerr << prog << ": warning: " << w << "\n";
 
   try {
     int selected = 0;

@@ -94,3 +94,23 @@ TEST(CsvJson, LoadedLibrariesNameTheFilesActuallyLoaded) {
   }
   EXPECT_TRUE(openblas) << libs.dump();
 }
+
+TEST(Metadata, LibraryShapingEnvironmentIsRecordedAndCoretypeWarned) {
+  const char* set[][2] = {{"OPENBLAS_CORETYPE", "Haswell"}, {"OPENBLAS_L2_SIZE", "262144"}, {"OMP_PROC_BIND", "close"},
+                          {"OMPI_MCA_coll_tuned_use_dynamic_rules", "1"}, {"UCX_TLS", "sm,self"},
+                          {"NCCL_ALGO", "Ring"}, {"HSA_ENABLE_SDMA", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  for (const auto& kv : set) setenv(kv[0], kv[1], 1);
+  setenv("GPUCAL_TEST_UNRELATED", "x", 1);
+  const nlohmann::json env = environment_json();
+  for (const auto& kv : set) {
+    ASSERT_TRUE(env.contains(kv[0])) << kv[0];
+    EXPECT_EQ(env[kv[0]], kv[1]);
+  }
+  EXPECT_FALSE(env.contains("GPUCAL_TEST_UNRELATED"));
+  const auto warnings = environment_warnings(env);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=262144"), std::string::npos);
+  for (const auto& kv : set) unsetenv(kv[0]);
+  unsetenv("GPUCAL_TEST_UNRELATED");
+  EXPECT_TRUE(environment_warnings(environment_json()).empty());
+}
