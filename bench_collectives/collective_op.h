@@ -51,6 +51,7 @@ class CollectiveOp : public Op, public VerificationCells {
   bool annotate(Row& row, const Measurement& m) const override;
   void teardown() override;
   void verification_cells(Row& row) const override { row.set("wrong", wrong_); }
+  bool takes_part() const override { return group_->member(); }
 
  private:
   void issue();

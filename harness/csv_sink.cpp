@@ -9,11 +9,13 @@ namespace gpucal {
 
 const std::vector<std::string>& common_columns() {
   static const std::vector<std::string> cols = {
-      "schema_version", "bench",         "impl",          "backend",       "device",        "point",
-      "status",         "status_detail", "regime",        "samples",       "launches_per_sample",
-      "converged",      "time_us_median", "time_us_p10",  "time_us_p90",   "time_us_min",   "time_us_max",
-      "time_us_mean",   "time_us_stdev", "noise_rel",     "verified",      "max_rel_err",
-      "sm_clock_mhz",   "mem_clock_mhz", "power_w",       "temp_c",        "throttle_reasons",
+      "schema_version", "bench",          "impl",          "backend",         "device",
+      "point",          "status",        "status_detail",   "regime",
+      "samples",        "launches_per_sample", "combine",  "converged",       "stop_reason",
+      "sampling_time_s", "time_us_median", "time_us_p10",  "time_us_p90",     "time_us_min",
+      "time_us_max",    "time_us_mean",   "time_us_stdev", "noise_rel",       "verified",
+      "max_rel_err",    "sm_clock_mhz",   "mem_clock_mhz", "power_w",         "temp_c",
+      "throttle_reasons",
   };
   return cols;
 }

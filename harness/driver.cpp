@@ -19,6 +19,7 @@
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
 #include "harness/progress.h"
+#include "harness/team.h"
 #include "harness/telemetry.h"
 #include "harness/thread_world.h"
 
@@ -31,6 +32,8 @@ void fill_timing(Row& row, const Measurement& m) {
   row.set("samples", s.count)
       .set("launches_per_sample", m.launches_per_sample)
       .set("converged", m.converged)
+      .set("stop_reason", to_string(m.stop_reason))
+      .set("sampling_time_s", m.sampling_seconds)
       .set("time_us_median", s.median * 1e6)
       .set("time_us_p10", s.p10 * 1e6)
       .set("time_us_p90", s.p90 * 1e6)
@@ -121,6 +124,7 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       .set("device", ctx.backend.info().name)
       .set("point", op.point())
       .set("regime", ctx.config.regime);
+  if (multi) row.set("combine", ctx.config.combine);
   op.describe(row);
   std::optional<Measurement> measured;
   auto record_failure = [&](const std::string& status, const std::string& detail) {
@@ -148,20 +152,17 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       op.launch();
       if (ctx.watchdog) ctx.watchdog->beat();
     };
-    StopAgreement agree;
-    SampleCombiner combine;
-    if (multi) {
-      agree = [world](bool stop) { return world->all_agree(stop); };
-      combine = [world](double s) { return world->max_across(s); };
-    }
     try {
+      std::optional<WorldTeam> team;
+      if (multi) team.emplace(*world, parse_combine(ctx.config.combine), op.takes_part());
+      Team* members = team ? &*team : nullptr;
       if (state) {
         for (auto _ : *state) {
-          measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
+          measured = measure(ctx.backend, ctx.config.measure, launch, members);
           state->SetIterationTime(measured->seconds.median);
         }
       } else {
-        measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
+        measured = measure(ctx.backend, ctx.config.measure, launch, members);
       }
       fill_timing(row, *measured);
       std::string throttled;
@@ -178,6 +179,10 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       } else {
         row.set("status", "ok");
         std::string detail = v.status == "skipped" && !v.detail.empty() ? "not verified: " + v.detail : "";
+        if (measured->stop_reason == StopReason::min_samples)
+          detail += (detail.empty() ? "" : "; ") + std::string("time cap extended to ") +
+                    format_number(measured->sampling_seconds) + " s to take --min-samples " +
+                    std::to_string(ctx.config.measure.min_samples);
         if (!throttled.empty()) detail += (detail.empty() ? "" : "; ") + throttled;
         if (!detail.empty()) row.set("status_detail", detail);
         if (state) set_counters(*state, row, *measured);
@@ -308,7 +313,9 @@ int resolve_threads(const std::string& text, const RunConfig& config, World& wor
 
 nlohmann::json world_json(World& world) {
   const auto hosts = world.gather_strings(world.hostname());
-  return {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
+  nlohmann::json j = {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
+  if (!world.mpi_thread_level().empty()) j["mpi_thread_level"] = world.mpi_thread_level();
+  return j;
 }
 
 // What every rank of the process shares, settled before the ranks start.
@@ -372,11 +379,17 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         std::ostringstream line;
         line << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on " << world.hostname()
              << ": no progress for " << seconds << " s in " << what
-             << "; aborting the communicators and every rank (rows measured so far are in "
+             << "; aborting the communicators and ending this rank (rows measured so far are in "
              << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")";
         write_stderr_line(line.str());
       },
-      [&] { world.abort(3); });
+      // Off MPI (the process asks only for MPI_THREAD_FUNNELED): this thread ends its own
+      // process; the launcher ends the other ranks when one exits non-zero, and each of
+      // them has a watchdog of its own that sees the same stall.
+      [] {
+        std::fflush(nullptr);
+        std::_Exit(3);
+      });
   Metadata meta(config, *backend);
   std::vector<std::unique_ptr<Op>> ops;
   watchdog.arm("setting up communicators and points");
@@ -535,6 +548,9 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
                    "single-process launch: N ranks as threads of this process, one GPU each from --device on "
                    "(all: every visible GPU; host backend: threads on host memory); not under mpirun");
     app.add_option("--inject-rank-fault", rank_fault_text, "test only: hang-rank=R[@P] or kill-rank=R[@P]")->group("");
+    app.add_option("--combine", config.combine,
+                   "each sample across ranks: max (the slowest rank), avg (nccl-tests -a 1, OSU's average), min")
+        ->capture_default_str();
   }
   if (spec.add_options) spec.add_options(app);
   app.footer(
@@ -568,6 +584,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
       throw UsageError("--benchmark_filter: '" + launch.filter + "' is not a valid regular expression (" + e.what() +
                        ")");
     }
+    parse_combine(config.combine);
     launch.fault = parse_rank_fault(rank_fault_text);
     threads = resolve_threads(threads_text, config, world);
     informational = spec.before_run && spec.before_run(config);  // e.g. --list: exit 0

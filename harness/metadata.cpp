@@ -110,6 +110,8 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"min_samples", c.measure.min_samples},
                          {"noise_target", c.measure.noise_target},
                          {"max_time_per_point_s", c.measure.max_time_s},
+                         {"min_time_per_point_s", c.measure.min_time_s},
+                         {"combine", c.combine},
                          {"warmup_time_s", c.measure.warmup_time_s},
                          {"min_sample_s", c.measure.min_sample_s},
                          {"timer", backend.is_host() ? "host steady_clock" : "device events"},

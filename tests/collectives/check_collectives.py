@@ -49,6 +49,9 @@ def main():
     ap.add_argument("--gpu", help="cuda|hip: exit 77 (CTest skip) when the command reports no such device")
     ap.add_argument("--expect-impl", help="every row has this impl")
     ap.add_argument("--expect-world", help="the sidecar's world kind (mpi, threads, single)")
+    ap.add_argument("--expect-thread-level", help="the sidecar's world.mpi_thread_level")
+    ap.add_argument("--max-time-ratio", action="append", default=[],
+                    help="A/B<=X: collective A's time_us_median is at most X times B's at every shared size_bytes")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -127,6 +130,23 @@ def main():
             fail("sidecar rows/world/libraries wrong")
         if a.expect_world and meta["world"].get("kind") != a.expect_world:
             fail(f"sidecar world kind {meta['world'].get('kind')!r}, expected {a.expect_world!r}")
+        if a.expect_thread_level and meta["world"].get("mpi_thread_level") != a.expect_thread_level:
+            fail(f"sidecar mpi_thread_level {meta['world'].get('mpi_thread_level')!r}, expected {a.expect_thread_level!r}")
+    for spec in a.max_time_ratio:
+        pair, limit = spec.split("<=")
+        num, den = pair.split("/")
+        times = {}
+        for r in rows:
+            if r["status"] == "ok":
+                times[(r["collective"], r["size_bytes"])] = float(r["time_us_median"])
+        shared = [s for (c, s) in times if c == num and (den, s) in times]
+        if not shared:
+            fail(f"--max-time-ratio {spec}: no size with ok rows of both")
+        for s in shared:
+            ratio = times[(num, s)] / times[(den, s)]
+            print(f"{num}/{den} at {s} B: {ratio:.2f}")
+            if ratio > float(limit):
+                fail(f"{num} takes {ratio:.1f}x {den}'s time at {s} B (limit {limit})")
     print(f"OK: {len(rows)} rows checked")
 
 
