@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -18,6 +19,7 @@
 #include "harness/errors.h"
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
+#include "harness/gbench_flags.h"
 #include "harness/progress.h"
 #include "harness/team.h"
 #include "harness/telemetry.h"
@@ -64,14 +66,6 @@ bool matches_filter(const std::string& name, const std::string& filter) {
   bool negate = filter[0] == '-';
   std::regex re(negate ? filter.substr(1) : filter, std::regex::extended);
   return std::regex_search(name, re) != negate;
-}
-
-std::string arg_value(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
-  }
-  return "";
 }
 
 // One phase's outcome on this rank: status "" (ok), "skipped" or "error".
@@ -123,6 +117,7 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       .set("backend", ctx.backend.name())
       .set("device", ctx.backend.info().name)
       .set("point", op.point())
+      .set("repetition", ctx.repetition)
       .set("regime", ctx.config.regime);
   if (multi) row.set("combine", ctx.config.combine);
   op.describe(row);
@@ -260,6 +255,23 @@ RankFault parse_rank_fault(const std::string& text) {
 [[noreturn]] void hang_forever(const std::string& prog, int rank, const std::string& what) {
   write_stderr_line(prog + ": rank " + std::to_string(rank) + ": injected fault: " + what);
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// Google Benchmark's --benchmark_out must not be a file --out writes (the sidecar would
+// overwrite its JSON, or it the sidecar).
+void refuse_output_clash(const std::string& gbench_out, const std::string& out) {
+  if (gbench_out.empty() || out.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path theirs = fs::weakly_canonical(gbench_out, ec);
+  for (const char* suffix : {"", ".json", ".samples.csv"}) {
+    const std::string ours = *suffix ? sidecar_path(out, suffix) : out;
+    if (fs::weakly_canonical(ours, ec) == theirs)
+      throw UsageError("--benchmark_out=" + gbench_out + " is " +
+                       (*suffix ? "the " + std::string(suffix) + " file written beside --out " + out
+                                : std::string("the --out CSV itself")) +
+                       ": give Google Benchmark's output another name");
+  }
 }
 
 // The GPU runtime --backend resolves to ("" for the host; auto: a runtime with any device).
@@ -434,7 +446,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
                        if (!write_failure.empty()) return;
                        try {
                          // Samples first: a CSV row is the commit, and its samples are already there.
-                         if (samples && m) samples->write(row.get("point"), m->sample_seconds);
+                         if (samples && m)
+                           samples->write(row.get("point"), std::atoi(row.get("repetition").c_str()),
+                                          m->sample_seconds);
                          if (csv) csv->write(row);
                        } catch (const WriteError& e) {
                          write_failure = e.what();
@@ -444,6 +458,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     std::unique_ptr<Telemetry> telemetry = open_telemetry(backend->info());
     ctx.telemetry = telemetry.get();
     meta.doc()["telemetry"] = telemetry->source();
+    // Runs of each point so far: its `repetition` (Google Benchmark repeats a point
+    // --benchmark_repetitions times; every rank counts the points rank 0 hands over alike).
+    std::vector<int> runs(ops.size(), 0);
     bool fault_fired = false;
     if ((fault.kind == "hang" || fault.kind == "kill") && fault.rank == world.rank())
       ctx.before_launch = [&] {
@@ -461,13 +478,14 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         const int index = static_cast<int>(i);
         benchmark::RegisterBenchmark(raw->point().c_str(),
                                      [raw, index, &world, &ctx, &tally, &progress, &points_run, &write_failure,
-                                      &watchdog](benchmark::State& state) {
+                                      &watchdog, &runs](benchmark::State& state) {
                                        if (!write_failure.empty()) {
                                          state.SkipWithError("not run: an earlier row could not be written");
                                          return;
                                        }
                                        watchdog.arm("handing point " + raw->point() + " to the other ranks");
                                        share_point_index(world, index);
+                                       ctx.repetition = runs[static_cast<size_t>(index)]++;
                                        progress.start_point(raw->point());
                                        run_point(*raw, ctx, &state, tally);
                                        progress.finish_point();
@@ -485,6 +503,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         watchdog.arm("waiting for rank 0's next point (rank 0 may be writing a row)");
         if ((index = share_point_index(world, 0)) < 0) break;
         if (static_cast<size_t>(index) >= ops.size()) throw std::logic_error("rank 0 ran a point this rank lacks");
+        ctx.repetition = runs[static_cast<size_t>(index)]++;
         run_point(*ops[static_cast<size_t>(index)], ctx, nullptr, tally);
         ++points_run;
       }
@@ -554,29 +573,43 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   }
   if (spec.add_options) spec.add_options(app);
   app.footer(
-      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests, "
-      "--benchmark_format=console|json, --benchmark_out=FILE, --benchmark_repetitions=N.");
+      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests (runs and writes "
+      "nothing), --benchmark_format=console|json, --benchmark_out=FILE (not a file --out writes), "
+      "--benchmark_repetitions=N (rows keep the point key, with a repetition column), "
+      "--benchmark_min_time=S|Ss (= --min-time-per-point S) or Nx (= --min-samples N), "
+      "--benchmark_min_warmup_time=S (= --warmup-time S).");
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       if (world.is_root()) std::cout << app.help();
       return 0;
     }
-  launch.filter = arg_value(argc, argv, "--benchmark_filter");
-  const std::string list_tests = arg_value(argc, argv, "--benchmark_list_tests");
-  launch.listing = !list_tests.empty() && list_tests != "false" && list_tests != "0";
-  benchmark::Initialize(&argc, argv);
+  // Google Benchmark's flags, read as the library reads them; the ones the driver takes
+  // over are removed before the library sees the arguments (harness/gbench_flags.h).
+  std::vector<std::string> args(argv, argv + argc);
+  const GbenchFlags gb = take_gbench_flags(args, [](const char* name) { return std::getenv(name); });
+  launch.filter = gb.filter;
+  launch.listing = gb.list_tests;
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
+  int arg_count = static_cast<int>(arg_ptrs.size());
+  benchmark::Initialize(&arg_count, arg_ptrs.data());  // the library keeps argv[0]: `args` outlives it
 
   // Parsing, on each process; every rank learns whether any rank failed.
   Steps step;
   int threads = 0;
   bool informational = false;
   step([&] {
+    if (!gb.error.empty()) throw UsageError(gb.error);
     try {
-      if (const std::string why = missing_option_value(app, argc, argv); !why.empty()) throw UsageError(why);
-      app.parse(argc, argv);
+      if (const std::string why = missing_option_value(app, arg_count, arg_ptrs.data()); !why.empty())
+        throw UsageError(why);
+      app.parse(arg_count, arg_ptrs.data());
     } catch (const CLI::ParseError& e) {
       throw UsageError(e.what());
     }
+    if (gb.min_time_s) config.measure.min_time_s = *gb.min_time_s;
+    if (gb.min_iterations) config.measure.min_samples = std::max(config.measure.min_samples, *gb.min_iterations);
+    if (gb.min_warmup_time_s) config.measure.warmup_time_s = *gb.min_warmup_time_s;
     finalize_config(config);
     try {
       matches_filter("", launch.filter);  // an invalid regex is bad input, before anything runs
@@ -585,6 +618,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
                        ")");
     }
     parse_combine(config.combine);
+    if (!launch.listing) refuse_output_clash(gb.out, config.out);
     launch.fault = parse_rank_fault(rank_fault_text);
     threads = resolve_threads(threads_text, config, world);
     informational = spec.before_run && spec.before_run(config);  // e.g. --list: exit 0

@@ -77,6 +77,7 @@ struct PointContext {
   Watchdog* watchdog = nullptr;  // armed per phase, beaten per launch
   std::function<void()> before_launch;  // test-only fault injection hook
   Telemetry* telemetry = nullptr;        // device clocks/power/temperature after sampling
+  int repetition = 0;  // this run's index among the point's runs (Google Benchmark repetitions)
 };
 Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally);
 

@@ -31,7 +31,8 @@ TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
   r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
   sink.write(r);
   // Row is on disk immediately (flushed), with quoting and schema_version filled in.
-  const std::string expected_row = "1,gemm,,,,\"a,b \"\"q\"\"\",ok," + std::string(common_columns().size() - 7, ',') + "64,1.5\n";
+  const std::string expected_row =
+      "1,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
   EXPECT_EQ(slurp(path), header + expected_row);
   Row bad;
   bad.set("not_a_column", "x");
@@ -50,9 +51,10 @@ TEST(CsvSink, SamplesFileIsLongFormat) {
   const std::string path = testing::TempDir() + "/s.csv";
   {
     SamplesSink s(path);
-    s.write("p/1", {1e-6, 2.5e-6});
+    s.write("p/1", 0, {1e-6, 2.5e-6});
+    s.write("p/1", 1, {3e-6});  // a second repetition of the same point
   }
-  EXPECT_EQ(slurp(path), "point,sample,time_us\np/1,0,1\np/1,1,2.5\n");
+  EXPECT_EQ(slurp(path), "point,sample,time_us,repetition\np/1,0,1,0\np/1,1,2.5,0\np/1,0,3,1\n");
 }
 
 TEST(Metadata, SidecarHasTheRunFacts) {
