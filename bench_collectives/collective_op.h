@@ -64,6 +64,7 @@ class CollectiveOp : public Op, public VerificationCells {
   Buffer send_buf_, recv_buf_;  // in place: recv_buf_ only
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  Counts issue_counts_;  // counts() for this point, computed once in setup
   std::function<void()> graph_;
   int64_t wrong_ = 0;
   bool corrupt_ = false;  // test only: --inject-fault corrupt-output

@@ -395,7 +395,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
              << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")";
         write_stderr_line(line.str());
       },
-      // Off MPI (the process asks only for MPI_THREAD_FUNNELED): this thread ends its own
+      // Off MPI (only the rank's own thread calls MPI: world.h): this thread ends its own
       // process; the launcher ends the other ranks when one exits non-zero, and each of
       // them has a watchdog of its own that sees the same stall.
       [] {

@@ -322,7 +322,7 @@ std::unique_ptr<World> make_world(int* argc, char*** argv) {
     bool owner = false;
     int provided = 0;
     if (!initialized) {
-      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided));  // see make_world in world.h
       owner = true;
     } else {
       MPI_CHECK(MPI_Query_thread(&provided));
