@@ -42,31 +42,94 @@ TEST(Measurement, StableWorkConvergesWithEnoughSamples) {
   EXPECT_EQ(m.launches_per_sample, 1);   // 200 us > 20 us: no batching needed
 }
 
+// A host backend for timing properties that must hold however loaded the machine is. With
+// `virtual_clock` its timer reads a clock that only advance() moves (the launches advance
+// it), so batch sizing and per-launch division are checked on exact times; the wall-clock
+// parts of measure() (warm-up length, the cap) still run on the real clock. The first
+// flush can be made to cost what allocating and filling a large flush buffer costs.
+class ScriptedBackend : public Backend {
+ public:
+  ScriptedBackend(bool virtual_clock, double first_flush_s = 0)
+      : inner_(make_backend("host")), virtual_clock_(virtual_clock), first_flush_s_(first_flush_s) {}
+  void advance(double seconds) { now_s_ += seconds; }
+  const DeviceInfo& info() const override { return inner_->info(); }
+  void release(void* p, MemKind k) override { inner_->release(p, k); }
+  void* stream() override { return nullptr; }
+  void synchronize() override {}
+  std::unique_ptr<DeviceTimer> make_timer() override {
+    if (!virtual_clock_) return inner_->make_timer();
+    return std::make_unique<Timer>(now_s_);
+  }
+  void copy(void* d, const void* s, size_t n) override { inner_->copy(d, s, n); }
+  void fill_random(void* d, size_t n, DType t, uint64_t seed, double lo, double hi) override {
+    inner_->fill_random(d, n, t, seed, lo, hi);
+  }
+  void fill_constant(void* d, size_t n, DType t, double v) override { inner_->fill_constant(d, n, t, v); }
+  void flush_cache() override {
+    if (flushes_++ == 0) spin_for(first_flush_s_);
+  }
+
+ protected:
+  void* raw_allocate(size_t, MemKind) override { return nullptr; }
+
+ private:
+  struct Timer : DeviceTimer {
+    explicit Timer(const double& clock) : clock_(clock) {}
+    void start() override { start_ = clock_; }
+    void stop() override { stop_ = clock_; }
+    double elapsed_seconds() override { return stop_ - start_; }
+    const double& clock_;
+    double start_ = 0, stop_ = 0;
+  };
+  std::unique_ptr<Backend> inner_;
+  bool virtual_clock_;
+  double first_flush_s_;
+  double now_s_ = 0;
+  int flushes_ = 0;
+};
+
 TEST(Measurement, ShortWorkIsBatchedInHotRegime) {
-  auto host = make_backend("host");
+  ScriptedBackend backend(/*virtual_clock=*/true);
   MeasureConfig c;
   c.cold = false;
-  c.max_time_s = 0.2;
+  c.max_time_s = 10;  // never reached: identical samples meet the noise target at once
   c.warmup_time_s = 0.01;
-  Measurement m = measure(*host, c, [] { spin_for(2e-6); });
-  EXPECT_GT(m.launches_per_sample, 1);
-  EXPECT_NEAR(m.seconds.median, 2e-6, 2e-6);  // per launch, not per batch
+  Measurement m = measure(backend, c, [&] { backend.advance(2e-6); });
+  // Blocks of ceil(20 us / 2 us) launches; the row's times are per launch, not per block.
+  EXPECT_NEAR(m.launches_per_sample, 10, 1);
+  EXPECT_NEAR(m.seconds.median, 2e-6, 1e-12);
+  EXPECT_NEAR(m.seconds.max, 2e-6, 1e-12);
+  EXPECT_EQ(m.stop_reason, StopReason::noise_target);
 }
 
 TEST(Measurement, TimeCapStopsNoisyWork) {
   auto host = make_backend("host");
   MeasureConfig c;
   c.cold = true;
-  c.noise_target = 0.0;  // never satisfied
-  c.min_samples = 1;     // so the cap, not --min-samples, ends it even on a loaded machine
+  c.noise_target = -1;  // never met: only the cap can stop sampling
+  c.min_samples = 1;    // so the cap, not --min-samples, ends it even on a loaded machine
   c.max_time_s = 0.1;
   c.warmup_time_s = 0.0;
+  using clock = std::chrono::steady_clock;
+  std::vector<clock::time_point> starts, ends;
   int i = 0;
-  Measurement m = measure(*host, c, [&] { spin_for((++i % 3 + 1) * 50e-6); });
+  Measurement m = measure(*host, c, [&] {
+    starts.push_back(clock::now());
+    spin_for((++i % 3 + 1) * 50e-6);
+    ends.push_back(clock::now());
+  });
   EXPECT_FALSE(m.converged);
   EXPECT_EQ(m.stop_reason, StopReason::time_cap);
-  EXPECT_LT(m.sampling_seconds, 1.0);
-  EXPECT_GE(m.seconds.count, 1);
+  // Launches: one untimed first launch, one warm-up round of one (no warm-up time), then
+  // one launch per sample (cold).
+  ASSERT_EQ(static_cast<size_t>(m.seconds.count) + 2, starts.size());
+  EXPECT_GE(m.sampling_seconds, c.max_time_s);  // not stopped before the cap
+  // ...and at the first sample past it, however loaded the machine: every sample but the
+  // last ended before the cap (the cap starts before the first sample's launch).
+  if (m.seconds.count >= 2) {
+    const double before_last = std::chrono::duration<double>(ends[ends.size() - 2] - starts[2]).count();
+    EXPECT_LT(before_last, c.max_time_s);
+  }
 }
 
 // A team whose partner is scripted; records every call in order, with the launches, so
@@ -90,7 +153,6 @@ struct ScriptedTeam : Team {
 };
 
 TEST(Measurement, CoordinationHappensBetweenBlocksOnlyAndCombinesOnce) {
-  auto host = make_backend("host");
   MeasureConfig c;
   c.cold = false;
   c.warmup_time_s = 0;
@@ -101,9 +163,10 @@ TEST(Measurement, CoordinationHappensBetweenBlocksOnlyAndCombinesOnce) {
   c.min_sample_s = 200e-6;  // 50 us launches: blocks of 4
   std::vector<std::string> log;
   ScriptedTeam team(&log, 2);
-  Measurement m = measure(*host, c, [&] {
+  ScriptedBackend backend(/*virtual_clock=*/true);
+  Measurement m = measure(backend, c, [&] {
     log.push_back("launch");
-    spin_for(50e-6);
+    backend.advance(50e-6);
   }, &team);
   EXPECT_EQ(m.seconds.count, 5);
   EXPECT_DOUBLE_EQ(m.seconds.median, 1.0);         // the combined samples are the row's
@@ -160,59 +223,34 @@ TEST(Measurement, MinSamplesAreHonouredOverTheTimeCap) {
   EXPECT_GT(m.sampling_seconds, 0.2);
 }
 
-// Forwards to a host backend; the first flush costs what allocating and filling a large
-// flush buffer costs, and the timer can be scripted.
-class SlowFirstFlush : public Backend {
- public:
-  explicit SlowFirstFlush(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
-  const DeviceInfo& info() const override { return inner_->info(); }
-  void release(void* p, MemKind k) override { inner_->release(p, k); }
-  void* stream() override { return nullptr; }
-  void synchronize() override {}
-  std::unique_ptr<DeviceTimer> make_timer() override { return inner_->make_timer(); }
-  void copy(void* d, const void* s, size_t n) override { inner_->copy(d, s, n); }
-  void fill_random(void* d, size_t n, DType t, uint64_t seed, double lo, double hi) override {
-    inner_->fill_random(d, n, t, seed, lo, hi);
-  }
-  void fill_constant(void* d, size_t n, DType t, double v) override { inner_->fill_constant(d, n, t, v); }
-  void flush_cache() override {
-    if (flushes_++ == 0) spin_for(0.3);
-  }
-
- protected:
-  void* raw_allocate(size_t, MemKind) override { return nullptr; }
-
- private:
-  std::unique_ptr<Backend> inner_;
-  int flushes_ = 0;
-};
-
 TEST(Measurement, TimeCapStartsAfterTheOneTimeFlushAllocation) {
-  SlowFirstFlush backend(make_backend("host"));
+  ScriptedBackend backend(/*virtual_clock=*/false, /*first_flush_s=*/0.3);
   MeasureConfig c;
   c.cold = true;
   c.warmup_time_s = 0;
   c.min_samples = 1;
   c.noise_target = -1;  // never met: the cap stops sampling
-  c.max_time_s = 0.05;
+  c.max_time_s = 0.25;
   Measurement m = measure(backend, c, [] { spin_for(100e-6); });
   EXPECT_EQ(m.stop_reason, StopReason::time_cap);
-  // ~500 samples of 100 us (fewer on a loaded machine); with the 0.3 s first flush inside
-  // the 0.05 s cap there would be one.
+  // With the 0.3 s first flush inside the 0.25 s cap, sampling would end after its first
+  // sample; after it, 0.25 s holds thousands of 100 us samples (hundreds when loaded).
   EXPECT_GE(m.seconds.count, 3);
   EXPECT_GT(m.wall_seconds, 0.3);
+  EXPECT_LE(m.sampling_seconds, m.wall_seconds - 0.3);  // the flush is outside the sampling time
 }
 
 TEST(Measurement, BatchComesFromTheMedianOfWarmupTimings) {
   // Every 5th launch is pre-empted (100x slower): the batch must follow the typical launch.
-  auto host = make_backend("host");
+  ScriptedBackend backend(/*virtual_clock=*/true);
   MeasureConfig c;
   c.cold = false;
   c.warmup_time_s = 0.02;
   c.max_time_s = 0.05;
   int i = 0;
-  Measurement m = measure(*host, c, [&] { spin_for(++i % 5 == 0 ? 200e-6 : 2e-6); });
-  EXPECT_GT(m.launches_per_sample, 4);  // 20 us / (2 us + overhead); one launch per sample if sized on a slow one
+  Measurement m = measure(backend, c, [&] { backend.advance(++i % 5 == 0 ? 200e-6 : 2e-6); });
+  // 20 us / 2 us; sized on a pre-empted launch (or on the mean, 41.6 us) it would be 1.
+  EXPECT_NEAR(m.launches_per_sample, 10, 1);
   EXPECT_GT(m.warmup_launches, 5);
 }
 
