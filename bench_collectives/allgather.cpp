@@ -1,6 +1,6 @@
 // allgather: rank k's block lands at block k of every rank's output. S = total output =
-// send_count * n * sizeof(dtype); busbw factor (n-1)/n. In place: the input is block
-// `rank` of the output buffer.
+// send_count * n * sizeof(dtype), each rank's block rounded down to 16 bytes (nccl-tests);
+// busbw factor (n-1)/n. In place: the input is block `rank` of the output buffer.
 #include "bench_collectives/collective.h"
 #include "harness/collective_formulas.h"
 
@@ -8,17 +8,27 @@ namespace gpucal::coll {
 
 const CollectiveDesc& allgather_desc() {
   static const CollectiveDesc d{
-      "allgather", false, false, granule_ranks,
-      exchange_bus_factor,
-      [](int64_t e, int n) { return Counts{e / n, e}; },
-      [](int rank, const Counts& c) { return rank * c.send; }, at_start,
-      [](const Reference& ref, int, int64_t j) {
-        const int64_t per = ref.counts.send;
-        return ref.input(static_cast<int>(j / per), j % per);
-      },
-      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp, int) {
-        c.allgather(s, r, static_cast<size_t>(k.send), t);
-      }};
+      .name = "allgather",
+      .reduces = false,
+      .rooted = false,
+      .bus_factor = exchange_bus_factor,
+      .counts =
+          [](int64_t e, size_t esize, int n) {
+            const int64_t block = rank_block(e, esize, n);
+            return Counts{block, block * n, block};
+          },
+      .in_place_send_offset = [](int rank, const Counts& c) { return rank * c.send; },
+      .in_place_recv_offset = at_start,
+      .expected =
+          [](const Reference& ref, int, int64_t j) {
+            const int64_t per = ref.counts.send;
+            return ref.input(static_cast<int>(j / per), j % per);
+          },
+      .issue =
+          [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp, int) {
+            c.allgather(s, r, static_cast<size_t>(k.send), t);
+          },
+  };
   return d;
 }
 

@@ -7,14 +7,19 @@ namespace gpucal::coll {
 
 const CollectiveDesc& allreduce_desc() {
   static const CollectiveDesc d{
-      "allreduce", true, false, granule_one,
-      allreduce_bus_factor,
-      [](int64_t e, int) { return Counts{e, e}; },
-      at_start, at_start,
-      [](const Reference& ref, int, int64_t j) { return ref.reduced(j); },
-      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int) {
-        c.allreduce(s, r, static_cast<size_t>(k.send), t, op);
-      }};
+      .name = "allreduce",
+      .reduces = true,
+      .rooted = false,
+      .bus_factor = allreduce_bus_factor,
+      .counts = whole_counts,
+      .in_place_send_offset = at_start,
+      .in_place_recv_offset = at_start,
+      .expected = [](const Reference& ref, int, int64_t j) { return ref.reduced(j); },
+      .issue =
+          [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int) {
+            c.allreduce(s, r, static_cast<size_t>(k.send), t, op);
+          },
+  };
   return d;
 }
 

@@ -7,14 +7,19 @@ namespace gpucal::coll {
 
 const CollectiveDesc& broadcast_desc() {
   static const CollectiveDesc d{
-      "broadcast", false, true, granule_one,
-      unit_bus_factor,
-      [](int64_t e, int) { return Counts{e, e}; },
-      at_start, at_start,
-      [](const Reference& ref, int, int64_t j) { return ref.input(ref.root, j); },
-      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp, int root) {
-        c.broadcast(s, r, static_cast<size_t>(k.send), t, root);
-      }};
+      .name = "broadcast",
+      .reduces = false,
+      .rooted = true,
+      .bus_factor = unit_bus_factor,
+      .counts = whole_counts,
+      .in_place_send_offset = at_start,
+      .in_place_recv_offset = at_start,
+      .expected = [](const Reference& ref, int, int64_t j) { return ref.input(ref.root, j); },
+      .issue =
+          [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp, int root) {
+            c.broadcast(s, r, static_cast<size_t>(k.send), t, root);
+          },
+  };
   return d;
 }
 

@@ -49,6 +49,16 @@ double Reference::reduced(int64_t index) const {
   return acc;
 }
 
+int64_t rank_block(int64_t elements, size_t esize, int nranks) {
+  const int64_t per_rank = elements / nranks;
+  const int64_t align = esize >= 16 ? 1 : static_cast<int64_t>(16 / esize);
+  return per_rank / align * align;
+}
+
+int64_t run_bytes(const Counts& c, size_t esize) {
+  return std::max(c.send, c.recv) * static_cast<int64_t>(esize);
+}
+
 const std::vector<const CollectiveDesc*>& all_collectives() {
   static const std::vector<const CollectiveDesc*> all = {&allreduce_desc(), &allgather_desc(), &reduce_scatter_desc(),
                                                          &broadcast_desc(), &reduce_desc(),    &alltoall_desc()};

@@ -37,11 +37,15 @@ std::string CollectivePoint::key(int nranks) const {
 }
 
 Counts CollectiveOp::counts() const {
-  return p_.desc->counts(p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype)), group_->nranks);
+  const size_t esize = dtype_bytes(p_.dtype);
+  return p_.desc->counts(p_.size_bytes / static_cast<int64_t>(esize), esize, group_->nranks);
 }
+
+int64_t CollectiveOp::run_size() const { return run_bytes(counts(), dtype_bytes(p_.dtype)); }
 
 void CollectiveOp::describe(Row& row) const {
   const Counts c = counts();
+  const int64_t esize = static_cast<int64_t>(dtype_bytes(p_.dtype));
   row.set("collective", p_.desc->name)
       .set("dtype", to_string(p_.dtype))
       .set("op", p_.desc->reduces ? to_string(p_.op) : "")
@@ -51,8 +55,10 @@ void CollectiveOp::describe(Row& row) const {
       .set("nnodes", group_->nnodes)
       .set("ranks_per_node", group_->ranks_per_node)
       .set("spans_nodes", group_->nnodes > 1)
-      .set("size_bytes", p_.size_bytes)
-      .set("count", p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype)))
+      .set("size_bytes", run_size())
+      .set("size_bytes_requested", p_.size_bytes)
+      .set("count", c.param)
+      .set("count_total", run_size() / esize)
       .set("send_count", c.send)
       .set("recv_count", c.recv)
       .set("bus_factor", p_.desc->bus_factor(group_->nranks))
@@ -65,11 +71,13 @@ void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
   corrupt_ = config.inject_fault == "corrupt-output";
   if (!group_->member()) return;
   const Counts c = counts();
-  const int64_t granule = p_.desc->granule(group_->nranks);
-  const int64_t elements = p_.size_bytes / static_cast<int64_t>(dtype_bytes(p_.dtype));
-  if (elements < granule)
-    throw SkipPoint(format_size(p_.size_bytes) + " B is less than one " + to_string(p_.dtype) + " element per rank for " +
-                    p_.desc->name + " at " + std::to_string(group_->nranks) + " ranks");
+  issue_counts_ = c;
+  if (c.param == 0)
+    throw SkipPoint(std::to_string(p_.size_bytes) + " B of " + to_string(p_.dtype) + " for " + p_.desc->name + " at " +
+                    std::to_string(group_->nranks) + " ranks rounds to 0 elements per rank (as in nccl-tests: " +
+                    (p_.desc->counts == whole_counts ? "less than one element"
+                                                     : "each rank's block is rounded down to a multiple of 16 bytes") +
+                    ")");
   const std::string why = group_->comm->unsupported(p_.dtype, p_.desc->reduces);
   if (!why.empty()) throw SkipPoint(why);
   const size_t esize = dtype_bytes(p_.dtype);
@@ -95,7 +103,9 @@ void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
 }
 
 void CollectiveOp::issue() {
-  p_.desc->issue(*group_->comm, send_, recv_, counts(), p_.dtype, p_.op, p_.root);
+  // Everything per launch is settled in setup: at a few hundred ns per collective, the
+  // divisions of counts() alone showed in the figure.
+  p_.desc->issue(*group_->comm, send_, recv_, issue_counts_, p_.dtype, p_.op, p_.root);
 }
 
 void CollectiveOp::launch() {
@@ -163,7 +173,7 @@ Verification CollectiveOp::verify() {
 bool CollectiveOp::annotate(Row& row, const Measurement& m) const {
   if (!group_->member()) return true;
   const double t = m.seconds.median;
-  const double algbw = t > 0 ? static_cast<double>(p_.size_bytes) / t / 1e9 : 0.0;
+  const double algbw = t > 0 ? static_cast<double>(run_size()) / t / 1e9 : 0.0;
   // Spread of what each rank measured itself: max - min of per-rank medians.
   const double local = m.local_seconds.median;
   const double spread = group_->world->max_across(local) - group_->world->min_across(local);
@@ -186,9 +196,7 @@ void CollectiveOp::tuning_cells(Row& row) const {
     row.set("nccl_choices", "none: all-to-all runs as point-to-point tasks (ncclAlltoAll and grouped ncclSend/ncclRecv alike), which log no algorithm");
     return;
   }
-  const Counts c = counts();
-  const int64_t api_count = p_.desc->name == "reduce_scatter" ? c.recv : c.send;
-  const NcclTuningExpect expect{func, api_count * static_cast<int64_t>(dtype_bytes(p_.dtype)), p_.size_bytes};
+  const NcclTuningExpect expect{func, counts().param * static_cast<int64_t>(dtype_bytes(p_.dtype)), run_size()};
   const NcclTuningSummary s = summarize_nccl_tuning(records, expect);
   if (s.matched == 0) {
     row.set("nccl_choices", "none: no TUNING line for " + func + " of " + std::to_string(expect.bytes) + " B in " +

@@ -29,7 +29,7 @@ struct CollectivePoint {
   ReduceOp op = ReduceOp::sum;
   bool in_place = false;
   int root = 0;
-  int64_t size_bytes = 0;  // S as nccl-tests defines it per collective
+  int64_t size_bytes = 0;  // S as requested (--sizes); the size that runs is rounded (run_bytes)
   std::string regime = "hot";
   bool graph = false;
   // --nccl-tuning-log on world rank 0 (nccl/rccl): this process's NCCL debug file, shared by
@@ -51,10 +51,12 @@ class CollectiveOp : public Op, public VerificationCells {
   bool annotate(Row& row, const Measurement& m) const override;
   void teardown() override;
   void verification_cells(Row& row) const override { row.set("wrong", wrong_); }
+  bool takes_part() const override { return group_->member(); }
 
  private:
   void issue();
   Counts counts() const;
+  int64_t run_size() const;  // bytes as nccl-tests prints `size`
   void tuning_cells(Row& row) const;
   CollectivePoint p_;
   std::shared_ptr<Group> group_;
@@ -62,6 +64,7 @@ class CollectiveOp : public Op, public VerificationCells {
   Buffer send_buf_, recv_buf_;  // in place: recv_buf_ only
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  Counts issue_counts_;  // counts() for this point, computed once in setup
   std::function<void()> graph_;
   int64_t wrong_ = 0;
   bool corrupt_ = false;  // test only: --inject-fault corrupt-output

@@ -9,14 +9,19 @@ namespace gpucal::coll {
 
 const CollectiveDesc& reduce_desc() {
   static const CollectiveDesc d{
-      "reduce", true, true, granule_one,
-      unit_bus_factor,
-      [](int64_t e, int) { return Counts{e, e}; },
-      at_start, at_start,
-      [](const Reference& ref, int rank, int64_t j) { return rank == ref.root ? ref.reduced(j) : std::nan(""); },
-      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int root) {
-        c.reduce(s, r, static_cast<size_t>(k.send), t, op, root);
-      }};
+      .name = "reduce",
+      .reduces = true,
+      .rooted = true,
+      .bus_factor = unit_bus_factor,
+      .counts = whole_counts,
+      .in_place_send_offset = at_start,
+      .in_place_recv_offset = at_start,
+      .expected = [](const Reference& ref, int rank, int64_t j) { return rank == ref.root ? ref.reduced(j) : std::nan(""); },
+      .issue =
+          [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int root) {
+            c.reduce(s, r, static_cast<size_t>(k.send), t, op, root);
+          },
+  };
   return d;
 }
 

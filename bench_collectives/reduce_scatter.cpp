@@ -1,6 +1,7 @@
 // reduce_scatter: rank r ends with block r of the reduction of all inputs. S = total
-// input = recv_count * n * sizeof(dtype); busbw factor (n-1)/n. In place: the output is
-// block `rank` of the input buffer.
+// input = recv_count * n * sizeof(dtype), each rank's block rounded down to 16 bytes
+// (nccl-tests); busbw factor (n-1)/n. In place: the output is block `rank` of the input
+// buffer.
 #include "bench_collectives/collective.h"
 #include "harness/collective_formulas.h"
 
@@ -8,14 +9,23 @@ namespace gpucal::coll {
 
 const CollectiveDesc& reduce_scatter_desc() {
   static const CollectiveDesc d{
-      "reduce_scatter", true, false, granule_ranks,
-      exchange_bus_factor,
-      [](int64_t e, int n) { return Counts{e, e / n}; },
-      at_start, [](int rank, const Counts& c) { return rank * c.recv; },
-      [](const Reference& ref, int rank, int64_t j) { return ref.reduced(rank * ref.counts.recv + j); },
-      [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int) {
-        c.reduce_scatter(s, r, static_cast<size_t>(k.recv), t, op);
-      }};
+      .name = "reduce_scatter",
+      .reduces = true,
+      .rooted = false,
+      .bus_factor = exchange_bus_factor,
+      .counts =
+          [](int64_t e, size_t esize, int n) {
+            const int64_t block = rank_block(e, esize, n);
+            return Counts{block * n, block, block};
+          },
+      .in_place_send_offset = at_start,
+      .in_place_recv_offset = [](int rank, const Counts& c) { return rank * c.recv; },
+      .expected = [](const Reference& ref, int rank, int64_t j) { return ref.reduced(rank * ref.counts.recv + j); },
+      .issue =
+          [](Communicator& c, const void* s, void* r, const Counts& k, DType t, ReduceOp op, int) {
+            c.reduce_scatter(s, r, static_cast<size_t>(k.recv), t, op);
+          },
+  };
   return d;
 }
 

@@ -89,6 +89,8 @@ class MessageOp : public P2pOp {
     if (!round_trip_) comm.group_end();
   }
 
+  bool takes_part() const override { return !messages_.empty(); }  // idle in this pair: left out of --combine
+
   void teardown() override {
     messages_.clear();
     send_.reset();

@@ -9,11 +9,13 @@ namespace gpucal {
 
 const std::vector<std::string>& common_columns() {
   static const std::vector<std::string> cols = {
-      "schema_version", "bench",         "impl",          "backend",       "device",        "point",
-      "status",         "status_detail", "regime",        "samples",       "launches_per_sample",
-      "converged",      "time_us_median", "time_us_p10",  "time_us_p90",   "time_us_min",   "time_us_max",
-      "time_us_mean",   "time_us_stdev", "noise_rel",     "verified",      "max_rel_err",
-      "sm_clock_mhz",   "mem_clock_mhz", "power_w",       "temp_c",        "throttle_reasons",
+      "schema_version", "bench",          "impl",          "backend",         "device",
+      "point",          "repetition",     "status",        "status_detail",   "regime",
+      "samples",        "launches_per_sample", "combine",  "converged",       "stop_reason",
+      "sampling_time_s", "time_us_median", "time_us_p10",  "time_us_p90",     "time_us_min",
+      "time_us_max",    "time_us_mean",   "time_us_stdev", "noise_rel",       "verified",
+      "max_rel_err",    "sm_clock_mhz",   "mem_clock_mhz", "power_w",         "temp_c",
+      "throttle_reasons",
   };
   return cols;
 }
@@ -55,14 +57,15 @@ void CsvSink::write(const Row& row) {
 }
 
 SamplesSink::SamplesSink(const std::string& path) : out_(open_output(path, AppendFile::Lock::none)) {
-  out_.append("point,sample,time_us\n");
+  out_.append("point,sample,time_us,repetition\n");
 }
 
-void SamplesSink::write(const std::string& point, const std::vector<double>& sample_seconds) {
+void SamplesSink::write(const std::string& point, int repetition, const std::vector<double>& sample_seconds) {
   std::string block;
   const std::string key = csv_escape(point);
+  const std::string rep = std::to_string(repetition);
   for (size_t i = 0; i < sample_seconds.size(); ++i)
-    block += key + "," + std::to_string(i) + "," + format_number(sample_seconds[i] * 1e6) + "\n";
+    block += key + "," + std::to_string(i) + "," + format_number(sample_seconds[i] * 1e6) + "," + rep + "\n";
   out_.append(block);
 }
 

@@ -1,6 +1,6 @@
 // The calibration CSV: a fixed column set chosen before the first row (never inferred from
 // it), schema_version in every row, each row written and flushed as its point finishes.
-// Per-sample times go to a second, long-format file (point, sample, time_us) for
+// Per-sample times go to a second, long-format file (point, sample, time_us, repetition) for
 // distribution-aware comparisons. Both are AppendFiles (harness/file_io.h): a row, and a
 // point's samples, are each one write of whole lines, every write is checked, and the CSV
 // is locked so a second run with the same --out is refused.
@@ -41,7 +41,7 @@ class SamplesSink {
  public:
   explicit SamplesSink(const std::string& path);  // throws UsageError
   // All of a point's samples in one write; throws WriteError.
-  void write(const std::string& point, const std::vector<double>& sample_seconds);
+  void write(const std::string& point, int repetition, const std::vector<double>& sample_seconds);
   void close() { out_.close(); }
 
  private:

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -18,7 +19,9 @@
 #include "harness/errors.h"
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
+#include "harness/gbench_flags.h"
 #include "harness/progress.h"
+#include "harness/team.h"
 #include "harness/telemetry.h"
 #include "harness/thread_world.h"
 
@@ -31,6 +34,8 @@ void fill_timing(Row& row, const Measurement& m) {
   row.set("samples", s.count)
       .set("launches_per_sample", m.launches_per_sample)
       .set("converged", m.converged)
+      .set("stop_reason", to_string(m.stop_reason))
+      .set("sampling_time_s", m.sampling_seconds)
       .set("time_us_median", s.median * 1e6)
       .set("time_us_p10", s.p10 * 1e6)
       .set("time_us_p90", s.p90 * 1e6)
@@ -61,14 +66,6 @@ bool matches_filter(const std::string& name, const std::string& filter) {
   bool negate = filter[0] == '-';
   std::regex re(negate ? filter.substr(1) : filter, std::regex::extended);
   return std::regex_search(name, re) != negate;
-}
-
-std::string arg_value(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
-  }
-  return "";
 }
 
 // One phase's outcome on this rank: status "" (ok), "skipped" or "error".
@@ -120,7 +117,9 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       .set("backend", ctx.backend.name())
       .set("device", ctx.backend.info().name)
       .set("point", op.point())
+      .set("repetition", ctx.repetition)
       .set("regime", ctx.config.regime);
+  if (multi) row.set("combine", ctx.config.combine);
   op.describe(row);
   std::optional<Measurement> measured;
   auto record_failure = [&](const std::string& status, const std::string& detail) {
@@ -148,20 +147,17 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       op.launch();
       if (ctx.watchdog) ctx.watchdog->beat();
     };
-    StopAgreement agree;
-    SampleCombiner combine;
-    if (multi) {
-      agree = [world](bool stop) { return world->all_agree(stop); };
-      combine = [world](double s) { return world->max_across(s); };
-    }
     try {
+      std::optional<WorldTeam> team;
+      if (multi) team.emplace(*world, parse_combine(ctx.config.combine), op.takes_part());
+      Team* members = team ? &*team : nullptr;
       if (state) {
         for (auto _ : *state) {
-          measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
+          measured = measure(ctx.backend, ctx.config.measure, launch, members);
           state->SetIterationTime(measured->seconds.median);
         }
       } else {
-        measured = measure(ctx.backend, ctx.config.measure, launch, agree, combine);
+        measured = measure(ctx.backend, ctx.config.measure, launch, members);
       }
       fill_timing(row, *measured);
       std::string throttled;
@@ -178,6 +174,10 @@ Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally)
       } else {
         row.set("status", "ok");
         std::string detail = v.status == "skipped" && !v.detail.empty() ? "not verified: " + v.detail : "";
+        if (measured->stop_reason == StopReason::min_samples)
+          detail += (detail.empty() ? "" : "; ") + std::string("time cap extended to ") +
+                    format_number(measured->sampling_seconds) + " s to take --min-samples " +
+                    std::to_string(ctx.config.measure.min_samples);
         if (!throttled.empty()) detail += (detail.empty() ? "" : "; ") + throttled;
         if (!detail.empty()) row.set("status_detail", detail);
         if (state) set_counters(*state, row, *measured);
@@ -257,6 +257,23 @@ RankFault parse_rank_fault(const std::string& text) {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
+// Google Benchmark's --benchmark_out must not be a file --out writes (the sidecar would
+// overwrite its JSON, or it the sidecar).
+void refuse_output_clash(const std::string& gbench_out, const std::string& out) {
+  if (gbench_out.empty() || out.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path theirs = fs::weakly_canonical(gbench_out, ec);
+  for (const char* suffix : {"", ".json", ".samples.csv"}) {
+    const std::string ours = *suffix ? sidecar_path(out, suffix) : out;
+    if (fs::weakly_canonical(ours, ec) == theirs)
+      throw UsageError("--benchmark_out=" + gbench_out + " is " +
+                       (*suffix ? "the " + std::string(suffix) + " file written beside --out " + out
+                                : std::string("the --out CSV itself")) +
+                       ": give Google Benchmark's output another name");
+  }
+}
+
 // The GPU runtime --backend resolves to ("" for the host; auto: a runtime with any device).
 std::string gpu_runtime_of(const RunConfig& config) {
   const std::string name = resolve_backend_name(config.backend);
@@ -308,7 +325,9 @@ int resolve_threads(const std::string& text, const RunConfig& config, World& wor
 
 nlohmann::json world_json(World& world) {
   const auto hosts = world.gather_strings(world.hostname());
-  return {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
+  nlohmann::json j = {{"kind", world.kind()}, {"ranks", world.size()}, {"nodes", world.nodes()}, {"hostnames", hosts}};
+  if (!world.mpi_thread_level().empty()) j["mpi_thread_level"] = world.mpi_thread_level();
+  return j;
 }
 
 // What every rank of the process shares, settled before the ranks start.
@@ -372,11 +391,17 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         std::ostringstream line;
         line << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on " << world.hostname()
              << ": no progress for " << seconds << " s in " << what
-             << "; aborting the communicators and every rank (rows measured so far are in "
+             << "; aborting the communicators and ending this rank (rows measured so far are in "
              << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")";
         write_stderr_line(line.str());
       },
-      [&] { world.abort(3); });
+      // Off MPI (only the rank's own thread calls MPI: world.h): this thread ends its own
+      // process; the launcher ends the other ranks when one exits non-zero, and each of
+      // them has a watchdog of its own that sees the same stall.
+      [] {
+        std::fflush(nullptr);
+        std::_Exit(3);
+      });
   Metadata meta(config, *backend);
   std::vector<std::unique_ptr<Op>> ops;
   watchdog.arm("setting up communicators and points");
@@ -400,6 +425,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     }
   });
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
+  // Once the input is known good (a bad input stays one line) and something will run.
+  if (world.is_root() && !launch.listing)
+    for (const auto& w : environment_warnings(meta.doc()["environment"])) std::cerr << prog << ": warning: " << w << "\n";
 
   try {
     int selected = 0;
@@ -418,7 +446,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
                        if (!write_failure.empty()) return;
                        try {
                          // Samples first: a CSV row is the commit, and its samples are already there.
-                         if (samples && m) samples->write(row.get("point"), m->sample_seconds);
+                         if (samples && m)
+                           samples->write(row.get("point"), std::atoi(row.get("repetition").c_str()),
+                                          m->sample_seconds);
                          if (csv) csv->write(row);
                        } catch (const WriteError& e) {
                          write_failure = e.what();
@@ -428,6 +458,9 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     std::unique_ptr<Telemetry> telemetry = open_telemetry(backend->info());
     ctx.telemetry = telemetry.get();
     meta.doc()["telemetry"] = telemetry->source();
+    // Runs of each point so far: its `repetition` (Google Benchmark repeats a point
+    // --benchmark_repetitions times; every rank counts the points rank 0 hands over alike).
+    std::vector<int> runs(ops.size(), 0);
     bool fault_fired = false;
     if ((fault.kind == "hang" || fault.kind == "kill") && fault.rank == world.rank())
       ctx.before_launch = [&] {
@@ -445,13 +478,14 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         const int index = static_cast<int>(i);
         benchmark::RegisterBenchmark(raw->point().c_str(),
                                      [raw, index, &world, &ctx, &tally, &progress, &points_run, &write_failure,
-                                      &watchdog](benchmark::State& state) {
+                                      &watchdog, &runs](benchmark::State& state) {
                                        if (!write_failure.empty()) {
                                          state.SkipWithError("not run: an earlier row could not be written");
                                          return;
                                        }
                                        watchdog.arm("handing point " + raw->point() + " to the other ranks");
                                        share_point_index(world, index);
+                                       ctx.repetition = runs[static_cast<size_t>(index)]++;
                                        progress.start_point(raw->point());
                                        run_point(*raw, ctx, &state, tally);
                                        progress.finish_point();
@@ -469,6 +503,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         watchdog.arm("waiting for rank 0's next point (rank 0 may be writing a row)");
         if ((index = share_point_index(world, 0)) < 0) break;
         if (static_cast<size_t>(index) >= ops.size()) throw std::logic_error("rank 0 ran a point this rank lacks");
+        ctx.repetition = runs[static_cast<size_t>(index)]++;
         run_point(*ops[static_cast<size_t>(index)], ctx, nullptr, tally);
         ++points_run;
       }
@@ -532,32 +567,49 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
                    "single-process launch: N ranks as threads of this process, one GPU each from --device on "
                    "(all: every visible GPU; host backend: threads on host memory); not under mpirun");
     app.add_option("--inject-rank-fault", rank_fault_text, "test only: hang-rank=R[@P] or kill-rank=R[@P]")->group("");
+    app.add_option("--combine", config.combine,
+                   "each sample across ranks: max (the slowest rank), avg (nccl-tests -a 1, OSU's average), min")
+        ->capture_default_str();
   }
   if (spec.add_options) spec.add_options(app);
   app.footer(
-      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests, "
-      "--benchmark_format=console|json, --benchmark_out=FILE, --benchmark_repetitions=N.");
+      "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests (runs and writes "
+      "nothing), --benchmark_format=console|json, --benchmark_out=FILE (not a file --out writes), "
+      "--benchmark_repetitions=N (rows keep the point key, with a repetition column), "
+      "--benchmark_min_time=S|Ss (= --min-time-per-point S) or Nx (= --min-samples N), "
+      "--benchmark_min_warmup_time=S (= --warmup-time S).");
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       if (world.is_root()) std::cout << app.help();
       return 0;
     }
-  launch.filter = arg_value(argc, argv, "--benchmark_filter");
-  const std::string list_tests = arg_value(argc, argv, "--benchmark_list_tests");
-  launch.listing = !list_tests.empty() && list_tests != "false" && list_tests != "0";
-  benchmark::Initialize(&argc, argv);
+  // Google Benchmark's flags, read as the library reads them; the ones the driver takes
+  // over are removed before the library sees the arguments (harness/gbench_flags.h).
+  std::vector<std::string> args(argv, argv + argc);
+  const GbenchFlags gb = take_gbench_flags(args, [](const char* name) { return std::getenv(name); });
+  launch.filter = gb.filter;
+  launch.listing = gb.list_tests;
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
+  int arg_count = static_cast<int>(arg_ptrs.size());
+  benchmark::Initialize(&arg_count, arg_ptrs.data());  // the library keeps argv[0]: `args` outlives it
 
   // Parsing, on each process; every rank learns whether any rank failed.
   Steps step;
   int threads = 0;
   bool informational = false;
   step([&] {
+    if (!gb.error.empty()) throw UsageError(gb.error);
     try {
-      if (const std::string why = missing_option_value(app, argc, argv); !why.empty()) throw UsageError(why);
-      app.parse(argc, argv);
+      if (const std::string why = missing_option_value(app, arg_count, arg_ptrs.data()); !why.empty())
+        throw UsageError(why);
+      app.parse(arg_count, arg_ptrs.data());
     } catch (const CLI::ParseError& e) {
       throw UsageError(e.what());
     }
+    if (gb.min_time_s) config.measure.min_time_s = *gb.min_time_s;
+    if (gb.min_iterations) config.measure.min_samples = std::max(config.measure.min_samples, *gb.min_iterations);
+    if (gb.min_warmup_time_s) config.measure.warmup_time_s = *gb.min_warmup_time_s;
     finalize_config(config);
     try {
       matches_filter("", launch.filter);  // an invalid regex is bad input, before anything runs
@@ -565,6 +617,8 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
       throw UsageError("--benchmark_filter: '" + launch.filter + "' is not a valid regular expression (" + e.what() +
                        ")");
     }
+    parse_combine(config.combine);
+    if (!launch.listing) refuse_output_clash(gb.out, config.out);
     launch.fault = parse_rank_fault(rank_fault_text);
     threads = resolve_threads(threads_text, config, world);
     informational = spec.before_run && spec.before_run(config);  // e.g. --list: exit 0

@@ -64,9 +64,10 @@ struct RunTally {
 // Executes one op inside a Google Benchmark state: the unit the registration lambda
 // calls. Exposed for tests that drive ops without Google Benchmark (state may be null).
 // With a World of several ranks, every rank runs every point in the same order: each
-// phase's outcome (setup, verify) is agreed across ranks, samples are combined by max and
-// stopping by all_agree, so all ranks take the same decisions; rank 0's row is the one
-// written (statuses and details of other ranks are gathered into it).
+// phase's outcome (setup, verify) is agreed across ranks, stopping by one agreement before
+// each timed block and samples combined once after sampling (--combine: max by default;
+// harness/team.h), so all ranks take the same decisions; rank 0's row is the one written
+// (statuses and details of other ranks are gathered into it).
 struct PointContext {
   Backend& backend;
   const RunConfig& config;
@@ -76,6 +77,7 @@ struct PointContext {
   Watchdog* watchdog = nullptr;  // armed per phase, beaten per launch
   std::function<void()> before_launch;  // test-only fault injection hook
   Telemetry* telemetry = nullptr;        // device clocks/power/temperature after sampling
+  int repetition = 0;  // this run's index among the point's runs (Google Benchmark repetitions)
 };
 Row run_point(Op& op, PointContext& ctx, void* benchmark_state, RunTally& tally);
 

@@ -7,63 +7,119 @@
 namespace gpucal {
 
 namespace {
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+constexpr int kMaxWarmupLaunches = 1 << 16;
+constexpr int kMaxWarmupRound = 4096;
+constexpr size_t kSizingTimings = 32;  // the most recent warm-up timings that size the batch
+constexpr int kMaxBatch = 1 << 20;
+
+// Untimed launches in rounds of 1, 2, 4, ... launches, each timed alone (for sizing the
+// batch); the members agree on ending it between rounds only. Returns the per-launch
+// estimate: the median of the last timings, so one pre-empted launch cannot set the batch.
+double warm_up(const MeasureConfig& config, const std::function<void()>& launch, DeviceTimer& timer,
+               Team* team, Measurement& m) {
+  std::vector<double> timings;
+  const double t_start = now_s();
+  for (int round = 1;; round = std::min(round * 2, kMaxWarmupRound)) {
+    for (int i = 0; i < round; ++i) {
+      timer.start();
+      launch();
+      timer.stop();
+      timings.push_back(timer.elapsed_seconds());
+    }
+    m.warmup_launches += round;
+    const bool done = now_s() - t_start >= config.warmup_time_s || m.warmup_launches >= kMaxWarmupLaunches;
+    if (team ? team->all_agree(done) : done) break;
+  }
+  std::vector<double> recent(
+      timings.end() - static_cast<std::ptrdiff_t>(std::min(timings.size(), kSizingTimings)), timings.end());
+  return percentile_select(recent, 0.5);
+}
+
+// Launches per hot sample so a block lasts at least min_sample_s (event resolution and
+// launch gaps amortised); the same on every member (the slowest member's estimate).
+int batch_size(const MeasureConfig& config, double per_launch_s) {
+  if (config.cold) return 1;  // one launch right after each flush
+  if (per_launch_s >= config.min_sample_s) return 1;
+  const double n = std::ceil(config.min_sample_s / std::max(per_launch_s, 1e-9));
+  return static_cast<int>(std::min<double>(n, kMaxBatch));
+}
+
 }  // namespace
 
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::noise_target:
+      return "noise_target";
+    case StopReason::time_cap:
+      return "time_cap";
+    case StopReason::min_samples:
+      return "min_samples";
+    case StopReason::max_samples:
+      return "max_samples";
+  }
+  return "?";
+}
+
 Measurement measure(Backend& backend, const MeasureConfig& config, const std::function<void()>& launch,
-                    const StopAgreement& agree, const SampleCombiner& combine) {
-  auto all_agree = [&](bool local) { return agree ? agree(local) : local; };
-  auto combined = [&](double s) { return combine ? combine(s) : s; };
+                    Team* team) {
   Measurement m;
   const double t_begin = now_s();
   auto timer = backend.make_timer();
 
-  // Warm-up: first launch pays for lazy initialisation; then launch until the warm-up
-  // time has passed, timing single launches to size the batch.
+  // One-time work before anything is timed or the cap starts: the first flush allocates
+  // and fills the flush buffer; the first launch pays for lazy initialisation.
+  if (config.cold) backend.flush_cache();
   launch();
   backend.synchronize();
-  double single = 0;
-  int warm = 0;
-  do {
-    timer->start();
-    launch();
-    timer->stop();
-    single = combined(timer->elapsed_seconds());
-    ++warm;
-  } while (!all_agree(now_s() - t_begin >= config.warmup_time_s || warm >= 1000));
-
-  // Cold samples time one launch right after a flush; hot samples batch back-to-back
-  // launches so event resolution and launch gaps are amortised.
-  int batch = 1;
-  if (!config.cold && single > 0 && single < config.min_sample_s)
-    batch = static_cast<int>(std::ceil(config.min_sample_s / single));
+  m.warmup_launches = 1;
+  double per_launch = warm_up(config, launch, *timer, team, m);
+  if (team) per_launch = team->max_across(per_launch);
+  const int batch = batch_size(config, per_launch);
   m.launches_per_sample = batch;
 
+  // Samples: [agree] [flush] start, `batch` launches, stop. The agreement before each
+  // block is the only coordination; the noise is checked on this member's own samples at
+  // a geometric schedule (each check is O(n), so the total stays O(n)).
+  const int max_samples = std::max(config.max_samples, config.min_samples);
   const double t_sampling = now_s();
   std::vector<double> local;
-  while (true) {
+  bool stop = false, converged_locally = false, cap_passed_early = false;
+  int next_check = config.min_samples;
+  while (!(team ? team->all_agree(stop) : stop)) {
     if (config.cold) backend.flush_cache();
     timer->start();
     for (int i = 0; i < batch; ++i) launch();
     timer->stop();
-    const double mine = timer->elapsed_seconds();
-    local.push_back(mine / batch);
-    m.sample_seconds.push_back(combined(mine) / batch);
-    const int n = static_cast<int>(m.sample_seconds.size());
-    bool stop = n >= config.max_samples || now_s() - t_sampling >= config.max_time_s;
-    if (!stop && n >= config.min_samples) {
-      m.seconds = summarize(m.sample_seconds);
-      m.converged = m.seconds.median_rel_se <= config.noise_target;
-      stop = m.converged;
+    local.push_back(timer->elapsed_seconds() / batch);
+    const int n = static_cast<int>(local.size());
+    const double elapsed = now_s() - t_sampling;
+    if (n < config.min_samples) {
+      cap_passed_early = cap_passed_early || elapsed >= config.max_time_s;
+      continue;
     }
-    if (all_agree(stop)) break;
+    if (!converged_locally && elapsed >= config.min_time_s && n >= next_check) {
+      next_check = n + std::max(1, n / 16);
+      converged_locally =
+          n > 1 && median_rel_se(local) <= config.noise_target;  // one sample has no noise figure
+    }
+    stop = n >= max_samples || elapsed >= config.max_time_s || converged_locally;
   }
-  m.seconds = summarize(m.sample_seconds);
+  m.sampling_seconds = now_s() - t_sampling;
+
+  const int n = static_cast<int>(local.size());
+  m.stop_reason = n >= max_samples                          ? StopReason::max_samples
+                  : cap_passed_early                        ? StopReason::min_samples
+                  : m.sampling_seconds >= config.max_time_s ? StopReason::time_cap
+                                                            : StopReason::noise_target;
   m.local_seconds = summarize(local);
-  m.converged = static_cast<int>(m.sample_seconds.size()) >= config.min_samples &&
-                m.seconds.median_rel_se <= config.noise_target;
+  m.sample_seconds = team ? team->combine(local) : std::move(local);
+  m.seconds = summarize(m.sample_seconds);
+  m.converged = n >= config.min_samples && n > 1 && m.seconds.median_rel_se <= config.noise_target;
   m.wall_seconds = now_s() - t_begin;
   return m;
 }

@@ -55,18 +55,38 @@ nlohmann::json host_json() {
   return h;
 }
 
+// Prefixes of the variables that shape what the libraries under a measurement do (thread
+// counts, kernel choice, transports, algorithms), plus the job's identity.
+const std::vector<std::string>& recorded_environment_prefixes() {
+  static const std::vector<std::string> prefixes = {
+      "OPENBLAS_", "GOTO_", "OMP_",  "GOMP_", "OMPI_", "PMIX_MCA_", "UCX_",   "NCCL_",      "RCCL_",
+      "CUDA_",     "HIP_",  "HSA_",  "ROCR_", "MV2_",  "I_MPI_",    "MPICH_", "SLURM_JOB", "SLURM_NNODES",
+      "SLURM_NTASKS"};
+  return prefixes;
+}
+
 nlohmann::json environment_json() {
   nlohmann::json env = nlohmann::json::object();
-  const char* prefixes[] = {"NCCL_", "RCCL_", "CUDA_", "HIP_", "HSA_", "OMPI_COMM_WORLD_SIZE", "SLURM_JOB",
-                            "SLURM_NNODES", "SLURM_NTASKS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"};
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
-    for (const char* p : prefixes)
-      if (kv.rfind(p, 0) == 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    for (const auto& p : recorded_environment_prefixes())
+      if (kv.compare(0, p.size(), p) == 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return env;
+}
+
+std::vector<std::string> environment_warnings(const nlohmann::json& env) {
+  // OpenBLAS overrides of its own CPU detection: the kernels of another core type, a
+  // cache size that sets its blocking (a tiny OPENBLAS_L2_SIZE slows sgemm severalfold).
+  std::string set;
+  for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
+    if (env.contains(name)) set += std::string(set.empty() ? "" : " ") + name + "=" + env[name].get<std::string>();
+  if (!env.contains("OPENBLAS_CORETYPE")) return {};
+  return {set + " set: OpenBLAS runs with these instead of what it detects on this CPU, so host BLAS figures "
+                "(and their efficiency against this CPU's peak) reflect them; unset to measure the library's own "
+                "choice (recorded in the sidecar's environment)"};
 }
 
 std::string iso8601_now() {
@@ -90,6 +110,8 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"min_samples", c.measure.min_samples},
                          {"noise_target", c.measure.noise_target},
                          {"max_time_per_point_s", c.measure.max_time_s},
+                         {"min_time_per_point_s", c.measure.min_time_s},
+                         {"combine", c.combine},
                          {"warmup_time_s", c.measure.warmup_time_s},
                          {"min_sample_s", c.measure.min_sample_s},
                          {"timer", backend.is_host() ? "host steady_clock" : "device events"},

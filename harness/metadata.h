@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "harness/backend.h"
 #include "harness/run_config.h"
@@ -12,8 +13,12 @@ namespace gpucal {
 
 nlohmann::json device_json(const DeviceInfo& d);
 nlohmann::json host_json();
-// NCCL_*, RCCL_*, CUDA_*, HIP_*, OMPI_*, SLURM_* and OMP/BLAS thread variables.
+// The library-shaping variables of this process: OPENBLAS_* (GOTO_*), OMP_* (GOMP_*),
+// OMPI_*, PMIX_MCA_*, UCX_*, NCCL_*, RCCL_*, CUDA_*, HIP_*, HSA_*, ROCR_*, MV2_*, I_MPI_*,
+// MPICH_*, and the Slurm job's identity.
 nlohmann::json environment_json();
+// One line per setting that changes what a library measures here (OPENBLAS_CORETYPE).
+std::vector<std::string> environment_warnings(const nlohmann::json& environment);
 std::string iso8601_now();
 // The shared libraries this process loaded, [{name, path}] (harness/loaded_libraries.h).
 nlohmann::json loaded_libraries_json();

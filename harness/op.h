@@ -39,6 +39,10 @@ class Op {
   virtual bool annotate(Row& row, const Measurement& m) const = 0;
   // Frees what setup allocated, so the next point has the memory.
   virtual void teardown() = 0;
+  // False on a rank that does no work in this point (idle in a pair, outside the point's
+  // --ranks group): it still takes part in every agreement, but its times are left out
+  // of the combination across ranks. Asked after setup.
+  virtual bool takes_part() const { return true; }
 };
 
 }  // namespace gpucal

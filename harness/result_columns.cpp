@@ -3,11 +3,30 @@
 namespace gpucal {
 
 const std::vector<std::string>& collectives_columns() {
-  static const std::vector<std::string> columns = {
-      "collective", "dtype",          "op",          "in_place",    "root",  "nranks",
-      "nnodes",     "ranks_per_node", "spans_nodes", "size_bytes",  "count", "send_count",
-      "recv_count", "algbw_gbps",     "busbw_gbps",  "bus_factor",  "wrong", "time_us_rank_spread",
-      "graph",      "nccl_algo",      "nccl_proto",  "nccl_choices"};
+  static const std::vector<std::string> columns = {"collective",
+                                                   "dtype",
+                                                   "op",
+                                                   "in_place",
+                                                   "root",
+                                                   "nranks",
+                                                   "nnodes",
+                                                   "ranks_per_node",
+                                                   "spans_nodes",
+                                                   "size_bytes",
+                                                   "size_bytes_requested",
+                                                   "count",
+                                                   "count_total",
+                                                   "send_count",
+                                                   "recv_count",
+                                                   "algbw_gbps",
+                                                   "busbw_gbps",
+                                                   "bus_factor",
+                                                   "wrong",
+                                                   "time_us_rank_spread",
+                                                   "graph",
+                                                   "nccl_algo",
+                                                   "nccl_proto",
+                                                   "nccl_choices"};
   return columns;
 }
 

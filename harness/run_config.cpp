@@ -1,6 +1,7 @@
 #include "harness/run_config.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "harness/errors.h"
 #include "harness/flag_checks.h"
@@ -17,10 +18,15 @@ void add_common_options(CLI::App& app, RunConfig& c) {
   app.add_flag("--quiet", c.quiet, "no progress line on stderr");
   app.add_option("--regime", c.regime, "cold (cache flushed before each sample) or hot (back-to-back)")
       ->capture_default_str();
-  add_number(app, "--max-time-per-point", c.measure.max_time_s, "seconds of sampling per point at most",
+  add_number(app, "--max-time-per-point", c.measure.max_time_s,
+             "seconds of sampling per point at most (counted after warm-up; extended to reach --min-samples)",
              {.min = 0, .max = 86400, .min_exclusive = true})
       ->capture_default_str();
-  add_number(app, "--min-samples", c.measure.min_samples, "samples before the noise target may stop a point",
+  add_number(app, "--min-time-per-point", c.measure.min_time_s,
+             "seconds of sampling per point at least (--benchmark_min_time sets it too)", {.min = 0, .max = 86400})
+      ->capture_default_str();
+  add_number(app, "--min-samples", c.measure.min_samples,
+             "samples every point takes, even past --max-time-per-point; the noise target stops it only after them",
              {.min = 1, .max = static_cast<double>(c.measure.max_samples)})
       ->capture_default_str();
   add_number(app, "--noise-target", c.measure.noise_target,
@@ -38,6 +44,8 @@ void finalize_config(RunConfig& c) {
     throw UsageError("--backend: unknown backend '" + c.backend + "' (expected auto, cuda, hip or host)");
   if (c.regime != "cold" && c.regime != "hot") throw UsageError("--regime: expected cold or hot, got '" + c.regime + "'");
   c.measure.cold = c.regime == "cold";
+  // A floor above the cap raises the cap: sampling lasts at least the floor.
+  c.measure.max_time_s = std::max(c.measure.max_time_s, c.measure.min_time_s);
   if (!c.inject_fault.empty() && c.inject_fault != "corrupt-output")
     throw UsageError("--inject-fault: expected corrupt-output");
 }

@@ -22,6 +22,7 @@ struct RunConfig {
   bool quiet = false;
   std::string regime = "cold";    // cold | hot
   MeasureConfig measure;
+  std::string combine = "max";    // per-sample combination across ranks: max | avg | min
   uint64_t seed = 20240601;       // base of every point's input seed
   std::string inject_fault;       // test-only: "corrupt-output" makes verification fail
   std::vector<std::string> command_line;

@@ -19,4 +19,10 @@ struct Summary {
 double percentile_sorted(const std::vector<double>& sorted, double q);
 Summary summarize(std::vector<double> samples);
 
+// The same percentile of an unsorted sample by selection (O(n), reorders `samples`): what
+// the sampling loop uses while samples arrive, so checking the noise never re-sorts.
+double percentile_select(std::vector<double>& samples, double q);
+// Summary::median_rel_se of `samples` in O(n) (selection, no sort); 0 below 2 samples.
+double median_rel_se(std::vector<double> samples);
+
 }  // namespace gpucal

@@ -100,7 +100,8 @@ std::vector<std::string> allgather_strings(MPI_Comm comm, const std::string& loc
 class MpiWorld : public World {
  public:
   // Takes ownership of `comm` unless it is MPI_COMM_WORLD; `finalize` ends MPI on destruction.
-  MpiWorld(MPI_Comm comm, std::string host, bool finalize) : comm_(comm), host_(std::move(host)), finalize_(finalize) {
+  MpiWorld(MPI_Comm comm, std::string host, bool finalize, std::string thread_level)
+      : comm_(comm), host_(std::move(host)), finalize_(finalize), thread_level_(std::move(thread_level)) {
     MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     MPI_CHECK(MPI_Comm_size(comm_, &size_));
     layout_ = node_layout(allgather_strings(comm_, host_), rank_);
@@ -152,9 +153,10 @@ class MpiWorld : public World {
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
     if (sub == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiWorld>(sub, host_, false);
+    return std::make_unique<MpiWorld>(sub, host_, false, thread_level_);
   }
   void* native_handle() override { return reinterpret_cast<void*>(comm_); }
+  std::string mpi_thread_level() const override { return thread_level_; }
 
  private:
   double reduce(double local, MPI_Op op) {
@@ -165,9 +167,20 @@ class MpiWorld : public World {
   MPI_Comm comm_;
   std::string host_;
   bool finalize_;
+  std::string thread_level_;
   int rank_ = 0, size_ = 1;
   NodeLayout layout_;
 };
+
+std::string thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+  }
+  return "unknown (" + std::to_string(level) + ")";
+}
 
 // Set by mpirun (Open MPI, MPICH/Hydra, MVAPICH) or srun (PMI/PMIx).
 bool launched_by_mpi() {
@@ -307,15 +320,16 @@ std::unique_ptr<World> make_world(int* argc, char*** argv) {
   MPI_Initialized(&initialized);
   if (initialized || launched_by_mpi()) {
     bool owner = false;
+    int provided = 0;
     if (!initialized) {
-      int provided = 0;
-      // Multiple: the watchdog thread may call MPI_Abort while the main thread waits in MPI.
-      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided));  // see make_world in world.h
       owner = true;
+    } else {
+      MPI_CHECK(MPI_Query_thread(&provided));
     }
     int rank = 0;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    return std::make_unique<MpiWorld>(MPI_COMM_WORLD, this_hostname(rank), owner);
+    return std::make_unique<MpiWorld>(MPI_COMM_WORLD, this_hostname(rank), owner, thread_level_name(provided));
   }
 #else
   (void)argc;

@@ -77,24 +77,71 @@ std::string join(const std::set<std::string>& values) {
   return s;
 }
 
+// A point's rows: one, or one per Google Benchmark repetition (`repetition` column),
+// aggregated: the worst status; the median of the pooled samples (the samples file pools a
+// point's repetitions) or, without it, the median of the repetitions' medians; the widest
+// [p10, p90].
 struct RowRef {
   const BenchResults* bench = nullptr;
-  std::size_t row = 0;
-  std::string status() const { return bench->table.get_string(row, "status"); }
-  double median() const { return bench->table.get_double(row, "time_us_median"); }
+  std::vector<std::size_t> rows;
+  std::string status() const {
+    std::string worst = "ok";
+    for (std::size_t r : rows) {
+      const std::string& s = bench->table.get_string(r, "status");
+      if (s == "error" || (s != "ok" && worst == "ok")) worst = s;
+    }
+    return worst;
+  }
+  std::string status_detail() const {
+    for (std::size_t r : rows)
+      if (bench->table.get_string(r, "status") != "ok") return bench->table.get_string_or(r, "status_detail", "");
+    return "";
+  }
+  double median(const std::string& point) const {
+    if (rows.size() == 1) return bench->table.get_double(rows.front(), "time_us_median");
+    std::vector<double> values;
+    if (const auto* pooled = samples(point); pooled && !pooled->empty()) {
+      values = *pooled;
+    } else {
+      for (std::size_t r : rows) values.push_back(bench->table.get_double(r, "time_us_median"));
+    }
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  }
+  double p10() const { return extreme("time_us_p10", false); }
+  double p90() const { return extreme("time_us_p90", true); }
   const std::vector<double>* samples(const std::string& point) const {
     if (!bench->samples_by_point) return nullptr;
     auto it = bench->samples_by_point->find(point);
     return it == bench->samples_by_point->end() ? nullptr : &it->second;
   }
+
+ private:
+  double extreme(const char* column, bool largest) const {
+    double v = bench->table.get_double(rows.front(), column);
+    for (std::size_t r : rows) {
+      const double x = bench->table.get_double(r, column);
+      v = largest ? std::max(v, x) : std::min(v, x);
+    }
+    return v;
+  }
 };
 
+// Rows by point; a point may repeat only with distinct `repetition` cells.
 std::map<std::string, RowRef> index_rows(const BenchResults& b) {
   std::map<std::string, RowRef> rows;
+  std::set<std::pair<std::string, std::string>> seen;
+  const bool has_repetition = b.table.has_column("repetition");
   for (std::size_t r = 0; r < b.table.row_count(); ++r) {
     const std::string& point = b.table.get_string(r, "point");
-    if (!rows.emplace(point, RowRef{&b, r}).second)
-      throw CsvError(b.table.source() + ":" + std::to_string(b.table.line_of(r)) + ": duplicate point '" + point + "'");
+    const std::string repetition = has_repetition ? b.table.get_string(r, "repetition") : "";
+    if (!seen.emplace(point, repetition).second)
+      throw CsvError(b.table.source() + ":" + std::to_string(b.table.line_of(r)) + ": duplicate point '" + point + "'" +
+                     (has_repetition ? " (repetition " + repetition + ")" : ""));
+    RowRef& ref = rows[point];
+    ref.bench = &b;
+    ref.rows.push_back(r);
   }
   return rows;
 }
@@ -115,11 +162,11 @@ PointComparison compare_point(const std::string& bench, const std::string& point
     c.verdict = (base_status != "ok" && cur_status != "ok") ? Verdict::not_compared : Verdict::status_changed;
     c.is_failure = base_status == "ok" && cur_status == "error";
     c.detail = "status " + base_status + " -> " + cur_status;
-    if (cur_status != "ok") c.detail += ": " + cur.bench->table.get_string_or(cur.row, "status_detail", "");
+    if (cur_status != "ok") c.detail += ": " + cur.status_detail();
     return c;
   }
-  c.baseline_median_us = base.median();
-  c.current_median_us = cur.median();
+  c.baseline_median_us = base.median(point);
+  c.current_median_us = cur.median(point);
   c.ratio = *c.current_median_us / *c.baseline_median_us;
   const auto* base_samples = base.samples(point);
   const auto* cur_samples = cur.samples(point);
@@ -130,10 +177,8 @@ PointComparison compare_point(const std::string& bench, const std::string& point
     c.significant = *c.p_value < options.alpha;
   } else {
     c.test = "p10-p90-disjoint";
-    const auto& bt = base.bench->table;
-    const auto& ct = cur.bench->table;
-    const double b10 = bt.get_double(base.row, "time_us_p10"), b90 = bt.get_double(base.row, "time_us_p90");
-    const double c10 = ct.get_double(cur.row, "time_us_p10"), c90 = ct.get_double(cur.row, "time_us_p90");
+    const double b10 = base.p10(), b90 = base.p90();
+    const double c10 = cur.p10(), c90 = cur.p90();
     c.significant = c10 > b90 || c90 < b10;
   }
   if (c.significant && *c.ratio - 1.0 > options.threshold) {
@@ -190,7 +235,7 @@ CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current
       auto it = cur_rows.find(point);
       if (it == cur_rows.end()) {
         PointComparison only = make_comparison(bench, point, Verdict::only_in_baseline);
-        if (base_row.status() == "ok") only.baseline_median_us = base_row.median();
+        if (base_row.status() == "ok") only.baseline_median_us = base_row.median(point);
         only.detail = c ? "point absent from current run" : bench + ".csv absent from current run";
         result.points.push_back(only);
       } else {
@@ -200,7 +245,7 @@ CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current
     for (const auto& [point, cur_row] : cur_rows) {
       if (base_rows.count(point)) continue;
       PointComparison only = make_comparison(bench, point, Verdict::only_in_current);
-      if (cur_row.status() == "ok") only.current_median_us = cur_row.median();
+      if (cur_row.status() == "ok") only.current_median_us = cur_row.median(point);
       only.detail = b ? "point absent from baseline run" : bench + ".csv absent from baseline run";
       result.points.push_back(only);
     }

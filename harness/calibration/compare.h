@@ -1,4 +1,5 @@
-// Comparison of two results folders, point by point: rows are matched on (bench, point);
+// Comparison of two results folders, point by point: rows are matched on (bench, point),
+// a point's Google Benchmark repetitions (`repetition` column) aggregated into one;
 // a point is a regression when its time difference is statistically significant AND the
 // current median is slower than the baseline's by more than the relative threshold, so
 // noise is never a regression. Significance: two-sided Mann–Whitney U on the per-sample

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <utility>
+#include <vector>
+
 #include "compare.h"
 #include "compare_report.h"
 #include "mann_whitney.h"
@@ -134,6 +139,37 @@ TEST(Compare, MarkdownAndJunitReports) {
   const std::string md = testing::read_text(runs.cur + "/compare.md");
   EXPECT_NE(md.find("| **REGRESSION** | gemm | `" + testing::synthetic_gemm_point() + "`"), std::string::npos);
   EXPECT_EQ(xml_escape("a<b&\"c\""), "a&lt;b&amp;&quot;c&quot;");
+}
+
+// --benchmark_repetitions=N writes N rows of one point (repetition 0..N-1): compare treats
+// them as one point, over their pooled samples; a repeated (point, repetition) is an error.
+void write_gemm(const std::string& dir, const std::vector<std::pair<int, std::vector<double>>>& reps) {
+  std::ofstream csv(dir + "/gemm.csv");
+  std::ofstream samples(dir + "/gemm.samples.csv");
+  csv << "bench,point,repetition,status,regime,samples,time_us_median,time_us_p10,time_us_p90\n";
+  samples << "point,sample,time_us,repetition\n";
+  for (const auto& [rep, times] : reps) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    csv << "gemm,p/1," << rep << ",ok,hot," << times.size() << "," << sorted[sorted.size() / 2] << ","
+        << sorted.front() << "," << sorted.back() << "\n";
+    for (size_t i = 0; i < times.size(); ++i) samples << "p/1," << i << "," << times[i] << "," << rep << "\n";
+  }
+}
+
+TEST(Compare, RepetitionsOfAPointAreAggregated) {
+  const std::string base = testing::fresh_temp_dir("base"), cur = testing::fresh_temp_dir("cur");
+  write_gemm(base, {{0, {10, 10.1, 10.2, 9.9, 10, 10.1}}});
+  write_gemm(cur, {{0, {10, 10.2, 9.9, 10.1, 10, 10}}, {1, {20, 20.5, 19.5, 20, 20.1, 19.9}}, {2, {20, 20.2, 20.1, 19.8, 20, 20}}});
+  const CompareResult r = compare_runs(load_results_dir(base), load_results_dir(cur), {});
+  ASSERT_EQ(r.points.size(), 1u);
+  EXPECT_EQ(r.points[0].point, "p/1");
+  EXPECT_EQ(r.points[0].test, "mann-whitney-u");
+  EXPECT_NEAR(*r.points[0].current_median_us, 19.95, 1e-9);  // median of the 18 pooled samples
+  EXPECT_EQ(r.points[0].verdict, Verdict::regression);
+  // The same repetition twice is a malformed file.
+  write_gemm(cur, {{0, {10, 11}}, {0, {10, 11}}});
+  EXPECT_THROW(compare_runs(load_results_dir(base), load_results_dir(cur), {}), CsvError);
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ def main():
     ap.add_argument("--gpu", help="cuda|hip: exit 77 (CTest skip) when the command reports no such device")
     ap.add_argument("--expect-impl", help="every row has this impl")
     ap.add_argument("--expect-world", help="the sidecar's world kind (mpi, threads, single)")
+    ap.add_argument("--expect-thread-level", help="the sidecar's world.mpi_thread_level")
+    ap.add_argument("--max-time-ratio", action="append", default=[],
+                    help="A/B<=X: collective A's time_us_median is at most X times B's at every shared size_bytes")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -88,10 +91,21 @@ def main():
                 fail(f"{r['point']}: {k}={r.get(k)!r}, expected {v!r}")
         if abs(float(r["bus_factor"]) - FACTOR[r["collective"]](n)) > 1e-6:
             fail(f"{r['point']}: bus_factor {r['bus_factor']}")
-        if int(r["count"]) * {"fp64": 8, "fp32": 4, "int32": 4, "fp16": 2, "bf16": 2}.get(r["dtype"], 1) != int(r["size_bytes"]):
-            fail(f"{r['point']}: count * sizeof != size_bytes")
+        esize = {"fp64": 8, "fp32": 4, "int32": 4, "fp16": 2, "bf16": 2}.get(r["dtype"], 1)
+        if int(r["count_total"]) * esize != int(r["size_bytes"]):
+            fail(f"{r['point']}: count_total * sizeof != size_bytes")
+        # nccl-tests: count is per rank (per peer for alltoall) where S is split by rank, each
+        # rank's block rounded down to 16 B; size_bytes is what ran, never above the request.
+        split = r["collective"] in ("allgather", "reduce_scatter", "alltoall")
+        align = max(1, 16 // esize)
+        requested = int(r["size_bytes_requested"])
+        expected_count = (requested // esize // n) // align * align if split else requested // esize
+        if int(r["count"]) != expected_count:
+            fail(f"{r['point']}: count {r['count']}, nccl-tests would print {expected_count}")
+        if int(r["size_bytes"]) != (expected_count * n if split else expected_count) * esize:
+            fail(f"{r['point']}: size_bytes {r['size_bytes']} is not what nccl-tests runs for {requested}")
         if a.all_ok:
-            if r["status"] == "skipped" and "less than one" in r["status_detail"]:
+            if r["status"] == "skipped" and "rounds to 0 elements per rank" in r["status_detail"] and expected_count == 0:
                 continue
             if r["status"] != "ok" or r["wrong"] != "0" or r["verified"] != "ok":
                 fail(f"{r['point']}: status {r['status']} wrong {r['wrong']} verified {r['verified']} ({r['status_detail']})")
@@ -116,6 +130,23 @@ def main():
             fail("sidecar rows/world/libraries wrong")
         if a.expect_world and meta["world"].get("kind") != a.expect_world:
             fail(f"sidecar world kind {meta['world'].get('kind')!r}, expected {a.expect_world!r}")
+        if a.expect_thread_level and meta["world"].get("mpi_thread_level") != a.expect_thread_level:
+            fail(f"sidecar mpi_thread_level {meta['world'].get('mpi_thread_level')!r}, expected {a.expect_thread_level!r}")
+    for spec in a.max_time_ratio:
+        pair, limit = spec.split("<=")
+        num, den = pair.split("/")
+        times = {}
+        for r in rows:
+            if r["status"] == "ok":
+                times[(r["collective"], r["size_bytes"])] = float(r["time_us_median"])
+        shared = [s for (c, s) in times if c == num and (den, s) in times]
+        if not shared:
+            fail(f"--max-time-ratio {spec}: no size with ok rows of both")
+        for s in shared:
+            ratio = times[(num, s)] / times[(den, s)]
+            print(f"{num}/{den} at {s} B: {ratio:.2f}")
+            if ratio > float(limit):
+                fail(f"{num} takes {ratio:.1f}x {den}'s time at {s} B (limit {limit})")
     print(f"OK: {len(rows)} rows checked")
 
 

@@ -24,24 +24,46 @@ TEST(Collectives, BusFactorsFollowNcclTests) {
 }
 
 TEST(Collectives, SizeIsTheTotalBufferForAllgatherAndReduceScatter) {
-  // S = 4096 elements at 4 ranks.
-  Counts c = allgather_desc().counts(4096, 4);
+  // S = 4096 fp32 elements at 4 ranks.
+  Counts c = allgather_desc().counts(4096, 4, 4);
   EXPECT_EQ(c.send, 1024);  // each rank contributes S/n
   EXPECT_EQ(c.recv, 4096);  // and receives S
-  c = reduce_scatter_desc().counts(4096, 4);
+  EXPECT_EQ(c.param, 1024);  // nccl-tests prints the per-rank count
+  c = reduce_scatter_desc().counts(4096, 4, 4);
   EXPECT_EQ(c.send, 4096);
   EXPECT_EQ(c.recv, 1024);
-  c = alltoall_desc().counts(4096, 4);
+  EXPECT_EQ(c.param, 1024);
+  c = alltoall_desc().counts(4096, 4, 4);
   EXPECT_EQ(c.send, 4096);
   EXPECT_EQ(c.recv, 4096);
+  EXPECT_EQ(c.param, 1024);  // per peer
   for (const auto* d : {&allreduce_desc(), &broadcast_desc(), &reduce_desc()}) {
-    c = d->counts(4096, 4);
+    c = d->counts(4096, 4, 4);
     EXPECT_EQ(c.send, 4096) << d->name;
     EXPECT_EQ(c.recv, 4096) << d->name;
-    EXPECT_EQ(d->granule(4), 1);
+    EXPECT_EQ(c.param, 4096) << d->name;
   }
-  EXPECT_EQ(allgather_desc().granule(4), 4);
-  EXPECT_EQ(reduce_scatter_desc().granule(3), 3);
+}
+
+// nccl-tests' getCollByteCount: (count / nranks) & ~(16 / eltSize - 1), and `size` is
+// max(sendBytes, recvBytes) of what runs.
+TEST(Collectives, OddSizesRoundDownPerRankToSixteenBytesAsNcclTests) {
+  EXPECT_EQ(rank_block(250, 4, 3), 80);   // 1000 B fp32 at 3 ranks: 83 -> 80 elements
+  EXPECT_EQ(rank_block(1000, 1, 3), 320);  // fp8: multiples of 16 elements
+  EXPECT_EQ(rank_block(125, 8, 3), 40);   // fp64: multiples of 2
+  EXPECT_EQ(rank_block(2, 4, 2), 0);      // 8 B at 2 ranks: nothing left
+  Counts c = allgather_desc().counts(1000 / 4, 4, 3);
+  EXPECT_EQ(c.param, 80);
+  EXPECT_EQ(run_bytes(c, 4), 960);
+  c = reduce_scatter_desc().counts(1000 / 4, 4, 3);
+  EXPECT_EQ(run_bytes(c, 4), 960);
+  c = alltoall_desc().counts(1000 / 4, 4, 3);
+  EXPECT_EQ(c.param, 80);
+  EXPECT_EQ(run_bytes(c, 4), 960);
+  // allreduce, broadcast, reduce take any whole count: 1002 B of fp32 runs 1000 B.
+  c = allreduce_desc().counts(1002 / 4, 4, 3);
+  EXPECT_EQ(run_bytes(c, 4), 1000);
+  EXPECT_EQ(c.param, 250);
 }
 
 TEST(Collectives, InPlaceLayoutsAreNccls) {
@@ -93,12 +115,12 @@ TEST(Collectives, ReferenceOps) {
 
 TEST(Collectives, ExpectedValuesFollowTheDataMovement) {
   const int n = 3;
-  Reference ref{n, 1, ReduceOp::sum, DType::fp32, alltoall_desc().counts(12, n)};
+  Reference ref{n, 1, ReduceOp::sum, DType::fp32, alltoall_desc().counts(12, 4, n)};
   // alltoall: element j of rank r comes from rank j/per, block r of its input.
   EXPECT_EQ(alltoall_desc().expected(ref, 2, 5), ref.input(1, 2 * 4 + 1));
-  ref.counts = allgather_desc().counts(12, n);
+  ref.counts = allgather_desc().counts(12, 4, n);
   EXPECT_EQ(allgather_desc().expected(ref, 0, 9), ref.input(2, 1));
-  ref.counts = reduce_scatter_desc().counts(12, n);
+  ref.counts = reduce_scatter_desc().counts(12, 4, n);
   EXPECT_EQ(reduce_scatter_desc().expected(ref, 2, 3), ref.reduced(2 * 4 + 3));
   EXPECT_EQ(broadcast_desc().expected(ref, 0, 7), ref.input(1, 7));
   EXPECT_TRUE(std::isnan(reduce_desc().expected(ref, 0, 7)));

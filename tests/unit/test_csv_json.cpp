@@ -31,7 +31,8 @@ TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
   r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
   sink.write(r);
   // Row is on disk immediately (flushed), with quoting and schema_version filled in.
-  const std::string expected_row = "1,gemm,,,,\"a,b \"\"q\"\"\",ok," + std::string(common_columns().size() - 7, ',') + "64,1.5\n";
+  const std::string expected_row =
+      "1,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
   EXPECT_EQ(slurp(path), header + expected_row);
   Row bad;
   bad.set("not_a_column", "x");
@@ -50,9 +51,10 @@ TEST(CsvSink, SamplesFileIsLongFormat) {
   const std::string path = testing::TempDir() + "/s.csv";
   {
     SamplesSink s(path);
-    s.write("p/1", {1e-6, 2.5e-6});
+    s.write("p/1", 0, {1e-6, 2.5e-6});
+    s.write("p/1", 1, {3e-6});  // a second repetition of the same point
   }
-  EXPECT_EQ(slurp(path), "point,sample,time_us\np/1,0,1\np/1,1,2.5\n");
+  EXPECT_EQ(slurp(path), "point,sample,time_us,repetition\np/1,0,1,0\np/1,1,2.5,0\np/1,0,3,1\n");
 }
 
 TEST(Metadata, SidecarHasTheRunFacts) {
@@ -93,4 +95,24 @@ TEST(CsvJson, LoadedLibrariesNameTheFilesActuallyLoaded) {
     }
   }
   EXPECT_TRUE(openblas) << libs.dump();
+}
+
+TEST(Metadata, LibraryShapingEnvironmentIsRecordedAndCoretypeWarned) {
+  const char* set[][2] = {{"OPENBLAS_CORETYPE", "Haswell"}, {"OPENBLAS_L2_SIZE", "262144"}, {"OMP_PROC_BIND", "close"},
+                          {"OMPI_MCA_coll_tuned_use_dynamic_rules", "1"}, {"UCX_TLS", "sm,self"},
+                          {"NCCL_ALGO", "Ring"}, {"HSA_ENABLE_SDMA", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  for (const auto& kv : set) setenv(kv[0], kv[1], 1);
+  setenv("GPUCAL_TEST_UNRELATED", "x", 1);
+  const nlohmann::json env = environment_json();
+  for (const auto& kv : set) {
+    ASSERT_TRUE(env.contains(kv[0])) << kv[0];
+    EXPECT_EQ(env[kv[0]], kv[1]);
+  }
+  EXPECT_FALSE(env.contains("GPUCAL_TEST_UNRELATED"));
+  const auto warnings = environment_warnings(env);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=262144"), std::string::npos);
+  for (const auto& kv : set) unsetenv(kv[0]);
+  unsetenv("GPUCAL_TEST_UNRELATED");
+  EXPECT_TRUE(environment_warnings(environment_json()).empty());
 }

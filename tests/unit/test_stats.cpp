@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "harness/stats.h"
@@ -48,4 +49,19 @@ TEST(Stats, EmptyAndSingle) {
   EXPECT_DOUBLE_EQ(s.median, 2.5);
   EXPECT_DOUBLE_EQ(s.stdev, 0);
   EXPECT_DOUBLE_EQ(s.median_rel_se, 0);
+}
+
+TEST(Stats, SelectionAgreesWithSorting) {
+  std::vector<double> v;
+  for (int i = 0; i < 101; ++i) v.push_back(std::fmod(i * 37.0, 101.0) + 0.5 * (i % 3));
+  auto sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  for (double q : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
+    auto scratch = v;
+    EXPECT_DOUBLE_EQ(gpucal::percentile_select(scratch, q), percentile_sorted(sorted, q)) << q;
+  }
+  EXPECT_DOUBLE_EQ(gpucal::median_rel_se(v), summarize(v).median_rel_se);
+  EXPECT_DOUBLE_EQ(gpucal::median_rel_se({3.0}), 0.0);
+  std::vector<double> empty;
+  EXPECT_THROW(gpucal::percentile_select(empty, 0.5), std::invalid_argument);
 }

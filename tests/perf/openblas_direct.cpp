@@ -1,0 +1,59 @@
+// The baseline gpucal's host GEMM figure is checked against: cblas_sgemm called directly
+// (column-major NN, alpha 1, beta 0, the call bench_gemm's openblas impl makes), warmed up,
+// then timed in back-to-back blocks with steady_clock. Prints the mean time per call in µs,
+// the figure to compare with bench_gemm --regime hot's time_us_mean.
+// usage: openblas_direct M N K [SECONDS]
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: openblas_direct M N K [SECONDS]\n");
+    return 2;
+  }
+  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
+  const double seconds = argc > 4 ? std::atof(argv[4]) : 0.5;
+  if (m < 1 || n < 1 || k < 1 || !(seconds > 0)) {
+    std::fprintf(stderr, "openblas_direct: M, N, K and SECONDS must be positive\n");
+    return 2;
+  }
+  std::vector<float> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n),
+      c(static_cast<size_t>(m) * n);
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : a) x = u(gen);
+  for (auto& x : b) x = u(gen);
+  auto call = [&] {
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), m, b.data(), k, 0.f,
+                c.data(), m);
+  };
+  using clock = std::chrono::steady_clock;
+  auto elapsed = [](clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  // Warm-up: 0.05 s (gpucal's default), then blocks of at least 20 µs (its hot batching).
+  const auto w0 = clock::now();
+  double one = 0;
+  while (elapsed(w0) < 0.05) {
+    const auto t = clock::now();
+    call();
+    one = elapsed(t);
+  }
+  const long block = one > 0 && one < 20e-6 ? static_cast<long>(20e-6 / one) + 1 : 1;
+  long calls = 0;
+  double timed = 0;
+  const auto s0 = clock::now();
+  while (elapsed(s0) < seconds) {
+    const auto t = clock::now();
+    for (long i = 0; i < block; ++i) call();
+    timed += elapsed(t);
+    calls += block;
+  }
+  std::printf("%.4f\n", timed / static_cast<double>(calls) * 1e6);
+  return c[0] == c[0] ? 0 : 1;  // keep the result alive
+}
