@@ -211,11 +211,11 @@ int main(int argc, char** argv) {
   import_cmd
       ->add_option("--ranks-per-node", import_options.ranks_per_node,
                    "ranks per node, for logs that name no hosts")
-      ->check(CLI::PositiveNumber);
+      ->check(gpucal::number_check<int>({.min = 1, .max = 1 << 20}));
   import_cmd
       ->add_option("--nranks", import_options.nranks,
                    "ranks of the run, for logs that do not say (OSU collectives)")
-      ->check(CLI::PositiveNumber);
+      ->check(gpucal::number_check<int>({.min = 1, .max = 1 << 24}));
   import_cmd->add_option("--device", import_options.device, "device name, for logs that print none");
   import_cmd
       ->add_option(
@@ -235,13 +235,12 @@ int main(int argc, char** argv) {
       ->add_option("--collective", predict_query.collective,
                    "allreduce, allgather, reduce_scatter, alltoall, ...")
       ->required();
-  predict_cmd->add_option("--nranks", predict_query.nranks, "ranks in the group")
-      ->required()
-      ->check(CLI::Range(2, 1 << 24));
-  predict_cmd->add_option("--nnodes", predict_query.nnodes, "nodes the group spans")
-      ->check(CLI::PositiveNumber);
-  predict_cmd->add_option("--ranks-per-node", predict_query.ranks_per_node, "ranks per node")
-      ->check(CLI::PositiveNumber);
+  gpucal::add_number(*predict_cmd, "--nranks", predict_query.nranks, "ranks in the group", {.min = 2, .max = 1 << 24})
+      ->required();
+  gpucal::add_number(*predict_cmd, "--nnodes", predict_query.nnodes, "nodes the group spans",
+                     {.min = 1, .max = 1 << 24});
+  gpucal::add_number(*predict_cmd, "--ranks-per-node", predict_query.ranks_per_node, "ranks per node",
+                     {.min = 1, .max = 1 << 20});
   predict_cmd
       ->add_option("--size", predict_sizes,
                    "S in bytes (nccl-tests' convention), axis syntax: 256M, 1M,4M, 8:1G:x2")
