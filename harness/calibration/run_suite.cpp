@@ -208,9 +208,8 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     try {
       for (const ExportReport& r : export_to(calibration, "all", (fs::path(o.out_dir) / "export").string())) {
         log << "  export " << format_export_report(r);
-        summary << "- " << r.consumer << ": " << r.files_written.size() << " file(s)";
-        if (!r.unfilled.empty()) summary << "; not filled: " << r.unfilled.size() << " (see `gpucal export`)";
-        summary << "\n";
+        if (r.ok()) summary << "- " << r.consumer << ": " << r.files_written.size() << " file(s)\n";
+        else summary << "- " << r.consumer << ": refused, " << r.refused.size() << " figure(s) missing (see `gpucal export`)\n";
       }
     } catch (const std::exception& e) {
       log << "  export failed: " << e.what() << "\n";
