@@ -123,20 +123,29 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
         "threshold 0");
   system["matrix"] = matrix;
 
-  // vector: one entry per matrix dtype (the execution's datatype must be in both).
-  const auto vector = require_vector_tflops(calibration, settings, "vector.<dtype>.tflops", report.refused);
+  // vector: one entry per matrix dtype (the execution's datatype must be in both), from that
+  // dtype's fma_chain, else another measured dtype's (said so).
   json vector_json = json::object();
-  if (vector) {
-    for (const auto& [name, unused] : matrix.items()) {
-      (void)unused;
-      vector_json[name] = {{"tflops", vector->value},
-                           {"gflops_efficiency", json::array({json::array({0, 1.0})})}};
-    }
-    report.notes.push_back("vector.<dtype>.tflops = " + format_number(vector->value) + " (" + vector->source +
+  for (const auto& [name, unused] : matrix.items()) {
+    (void)unused;
+    const std::string own = name == "bfloat16"  ? "bf16"
+                            : name == "float16" ? "fp16"
+                            : name == "float32" ? "fp32"
+                                                : "fp8";
+    const auto v = require_vector_tflops(calibration, settings, {own, "bf16", "fp16", "fp32"},
+                                         "vector." + name + ".tflops", report.refused);
+    if (!v) break;
+    vector_json[name] = {{"tflops", v->value}, {"gflops_efficiency", json::array({json::array({0, 1.0})})}};
+    report.notes.push_back("vector." + name + ".tflops = " + format_number(v->value) + " (" + v->source +
                            ")");
-    report.assumed.push_back(
-        "vector.<dtype>.gflops_efficiency = [[0, 1.0]]: one rate for every op size and dtype");
+    if (!v->by_hand && v->source.find("fma_chain " + own + " ") == std::string::npos)
+      report.assumed.push_back("vector." + name + ".tflops: no " + own +
+                               " fma_chain rows, another dtype's rate");
   }
+  if (!vector_json.empty())
+    report.assumed.push_back(
+        "vector.<dtype>.gflops_efficiency = [[0, 1.0]]: fma_chain is one size, so one rate for "
+        "every op size");
   system["vector"] = vector_json;
 
   // mem1: device memory.

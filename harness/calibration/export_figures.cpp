@@ -1,5 +1,6 @@
 #include "export_figures.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "export_comm.h"
@@ -10,14 +11,22 @@ using nlohmann::json;
 
 namespace {
 
-const json* d2d_copy(const json& calibration) {
+const json* memory_section(const json& calibration) {
   if (!calibration.contains("memory") || !calibration["memory"].is_object()) return nullptr;
-  const json& m = calibration["memory"];
-  if (!m.contains("d2d_copy") || !m["d2d_copy"].is_object()) return nullptr;
-  const json& c = m["d2d_copy"];
+  return &calibration["memory"];
+}
+
+const json* d2d_copy(const json& calibration) {
+  const json* m = memory_section(calibration);
+  if (!m || !m->contains("d2d_copy") || !(*m)["d2d_copy"].is_object()) return nullptr;
+  const json& c = (*m)["d2d_copy"];
   if (!c.contains("best_gbps") || !c["best_gbps"].is_number() || !(c["best_gbps"].get<double>() > 0))
     return nullptr;
   return &c;
+}
+
+bool positive_number(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number() && j[key].get<double>() > 0;
 }
 
 std::optional<Figure> by_hand(const ExportSettings& settings, const std::string& key) {
@@ -29,6 +38,11 @@ std::optional<Figure> by_hand(const ExportSettings& settings, const std::string&
 
 std::optional<Figure> memory_bandwidth_gbps(const json& calibration, const ExportSettings& settings) {
   if (auto f = by_hand(settings, "memory_gbps")) return f;
+  if (const json* m = memory_section(calibration); m && positive_number(*m, "device_bandwidth_gbps"))
+    return Figure{
+        (*m)["device_bandwidth_gbps"].get<double>(),
+        "measured: memory.device_bandwidth_gbps, " + m->value("device_bandwidth_source", std::string()),
+        false};
   if (const json* c = d2d_copy(calibration))
     return Figure{(*c)["best_gbps"].get<double>(), "measured: best p2p 'copy' d2d bandwidth (read + write)",
                   false};
@@ -36,11 +50,20 @@ std::optional<Figure> memory_bandwidth_gbps(const json& calibration, const Expor
 }
 
 json memory_mb_efficiency(const json& calibration, const ExportSettings& settings) {
-  const json* c = d2d_copy(calibration);
-  if (settings.has("memory_gbps") || !c || !c->contains("MB_efficiency") ||
-      !(*c)["MB_efficiency"].is_array() || (*c)["MB_efficiency"].empty())
+  json table;
+  if (const json* m = memory_section(calibration); m && m->contains("copy_MB_efficiency"))
+    table = (*m)["copy_MB_efficiency"];
+  else if (const json* c = d2d_copy(calibration); c && c->contains("MB_efficiency"))
+    table = (*c)["MB_efficiency"];
+  if (settings.has("memory_gbps") || !table.is_array() || table.empty())
     return json::array({json::array({0, 1.0})});
-  return step_table_floor_zero((*c)["MB_efficiency"]);
+  json capped = json::array();
+  for (const json& row : table)
+    if (row.is_array() && row.size() == 2 && row[0].is_number() && row[1].is_number() &&
+        row[1].get<double>() > 0)
+      capped.push_back({row[0], std::min(1.0, row[1].get<double>())});
+  if (capped.empty()) return json::array({json::array({0, 1.0})});
+  return step_table_floor_zero(capped);
 }
 
 std::optional<Figure> device_memory_gib(const json& calibration, const ExportSettings& settings) {
@@ -57,8 +80,17 @@ std::optional<Figure> device_memory_gib(const json& calibration, const ExportSet
   return std::nullopt;
 }
 
-std::optional<Figure> vector_tflops(const json& /*calibration*/, const ExportSettings& settings) {
-  return by_hand(settings, "vector_tflops");
+std::optional<Figure> vector_tflops(const json& calibration, const ExportSettings& settings,
+                                    const std::vector<std::string>& dtypes) {
+  if (auto f = by_hand(settings, "vector_tflops")) return f;
+  const json* m = memory_section(calibration);
+  if (!m || !m->contains("vector") || !(*m)["vector"].is_object()) return std::nullopt;
+  for (const std::string& dtype : dtypes)
+    if (positive_number((*m)["vector"].value(dtype, json()), "best_tflops"))
+      return Figure{
+          (*m)["vector"][dtype]["best_tflops"].get<double>(),
+          "measured: bench_memory fma_chain " + dtype + " best TFLOP/s (memory.vector." + dtype + ")", false};
+  return std::nullopt;
 }
 
 std::optional<Figure> require_memory_bandwidth(const json& calibration, const ExportSettings& settings,
@@ -82,8 +114,9 @@ std::optional<Figure> require_device_memory(const json& calibration, const Expor
 }
 
 std::optional<Figure> require_vector_tflops(const json& calibration, const ExportSettings& settings,
-                                            const std::string& field, std::vector<std::string>& refused) {
-  auto f = vector_tflops(calibration, settings);
+                                            const std::vector<std::string>& dtypes, const std::string& field,
+                                            std::vector<std::string>& refused) {
+  auto f = vector_tflops(calibration, settings, dtypes);
   if (!f)
     refused.push_back(missing_figure(field, "no vector (non-tensor) throughput measured",
                                      "bench_memory's fma_chain kernel", "vector_tflops", "60"));

@@ -27,9 +27,11 @@ nlohmann::json memory_mb_efficiency(const nlohmann::json& calibration, const Exp
 // Device memory capacity, GiB: --set memory_gib, else the first sidecar's device.memory_bytes.
 std::optional<Figure> device_memory_gib(const nlohmann::json& calibration, const ExportSettings& settings);
 
-// Non-tensor (vector) throughput, TFLOP/s: --set vector_tflops (no bench in this results
-// folder measures it yet).
-std::optional<Figure> vector_tflops(const nlohmann::json& calibration, const ExportSettings& settings);
+// Non-tensor (vector) throughput, TFLOP/s, of the first of `dtypes` measured: --set
+// vector_tflops, else memory.vector.<dtype>.best_tflops (bench_memory's fma_chain); the source
+// names the dtype taken.
+std::optional<Figure> vector_tflops(const nlohmann::json& calibration, const ExportSettings& settings,
+                                    const std::vector<std::string>& dtypes);
 
 // The same three where a consumer requires them: nullopt after appending to `refused` the one-line
 // refusal for the consumer's `field`, naming the bench that measures it and the --set key.
@@ -39,7 +41,8 @@ std::optional<Figure> require_memory_bandwidth(const nlohmann::json& calibration
 std::optional<Figure> require_device_memory(const nlohmann::json& calibration, const ExportSettings& settings,
                                             const std::string& field, std::vector<std::string>& refused);
 std::optional<Figure> require_vector_tflops(const nlohmann::json& calibration, const ExportSettings& settings,
-                                            const std::string& field, std::vector<std::string>& refused);
+                                            const std::vector<std::string>& dtypes, const std::string& field,
+                                            std::vector<std::string>& refused);
 
 // GPUs per node: --set gpus_per_node, else the largest measured ranks_per_node; gpus 0 when neither.
 struct NodeSize {

@@ -81,7 +81,8 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
       "summa_nb = 4 (its default; its 2D search overwrites it)");
 
   // Vector rate: undo the 0.8; the 20 µs per op cannot be undone by a rate.
-  if (const auto v = require_vector_tflops(calibration, settings, "vector_flops_fp16", report.refused)) {
+  if (const auto v = require_vector_tflops(calibration, settings, {"fp16", "bf16", "fp32"},
+                                           "vector_flops_fp16", report.refused)) {
     system["vector_flops_fp16"] = v->value / kNerscFlopEfficiency;
     report.notes.push_back("vector_flops_fp16 = " + num(v->value / kNerscFlopEfficiency) + " = " +
                            num(v->value) + " TFLOP/s (" + v->source +

@@ -141,6 +141,38 @@ TEST(ExportFigures, ReferenceGemmIsTheFastestLongEnoughShape) {
   EXPECT_FALSE(reference_gemm(testing::conformance_calibration(), "fp8"));
 }
 
+// bench_memory's section of calibration.json (issue 15: device_bandwidth_gbps, copy_MB_efficiency,
+// vector.<dtype>.best_tflops) fills the memory and vector figures without --set; cache-resident
+// sizes faster than memory are capped at efficiency 1 (Calculon asserts eff <= 1).
+TEST(ExportFigures, MemorySectionFillsMemoryAndVectorFigures) {
+  json c = testing::conformance_calibration();
+  c["memory"] = {{"device_bandwidth_gbps", 2900.0},
+                 {"device_bandwidth_source", "bench_memory copy fp32, memory plateau"},
+                 {"copy_MB_efficiency", json::array({json::array({1000.0, 1.0}), json::array({10.0, 1.4}),
+                                                     json::array({0.01, 0.2})})},
+                 {"vector", {{"fp32", {{"best_tflops", 60.0}}}, {"bf16", {{"best_tflops", 110.0}}}}}};
+  const ExportSettings none;
+  const auto bw = memory_bandwidth_gbps(c, none);
+  ASSERT_TRUE(bw);
+  EXPECT_EQ(bw->value, 2900.0);
+  EXPECT_NE(bw->source.find("memory plateau"), std::string::npos);
+  EXPECT_EQ(memory_mb_efficiency(c, none), json::parse("[[1000.0, 1.0], [10.0, 1.0], [0, 0.2]]"));
+  EXPECT_EQ(vector_tflops(c, none, {"fp16", "bf16", "fp32"})->value, 110.0);
+  EXPECT_EQ(vector_tflops(c, none, {"fp32"})->value, 60.0);
+  EXPECT_FALSE(vector_tflops(c, none, {"fp16"}));
+  EXPECT_EQ(vector_tflops(c, ExportSettings::parse({"vector_tflops=5"}), {"fp16"})->value, 5.0);
+  // Calculon and NERSC then export with only the figures no bench measures.
+  const std::string dir = testing::fresh_temp_dir();
+  const auto reports = export_to(c, "all", dir, ExportSettings::parse({"processor_usage=0.05", "offload_gbps=50",
+                                                                       "offload_gib=512", "nodes=16"}));
+  for (const auto& r : reports) EXPECT_TRUE(r.ok()) << format_export_report(r);
+  const json calculon = json::parse(testing::read_text(dir + "/calculon/system.json"));
+  EXPECT_EQ(calculon["vector"]["bfloat16"]["tflops"], 110.0);
+  EXPECT_EQ(calculon["mem1"]["GBps"], 2900.0);
+  const json nersc = json::parse(testing::read_text(dir + "/nersc/system.json"));
+  EXPECT_NEAR(nersc["vector_flops_fp16"].get<double>(), 110.0 / 0.8, 1e-9);  // bf16: no fp16 rows
+}
+
 TEST(Export, RefusedConsumerWritesNothingAndEveryLineNamesItsRemedy) {
   const std::string dir = testing::fresh_temp_dir();
   std::ofstream(dir + "/gemm.csv") << "bench,point,status,regime,samples,time_us_median,time_us_p10,time_us_"
