@@ -35,6 +35,7 @@ struct TierInput {
   double around_bytes = 0;  // --set comm_bytes
   int64_t size = 0;         // GPUs the tier holds (Calculon's networks[].size)
   int64_t group = 0;        // the group size its figures are taken at
+  int64_t ranks_per_node = 0;  // of that group across nodes (0: as measured)
   bool must_be_filled = false;
 };
 
@@ -43,9 +44,12 @@ std::optional<json> measured_tier(const json& calibration, const TierInput& t, d
                                   ExportReport& report) {
   const std::string name = "networks[" + std::to_string(t.spans_nodes) + "]";
   const double around = t.around_bytes;
-  const auto ar = collective_figure(calibration, "allreduce", t.group, t.spans_nodes, around);
-  const auto ag = collective_figure(calibration, "allgather", t.group, t.spans_nodes, around);
-  const auto rs = collective_figure(calibration, "reduce_scatter", t.group, t.spans_nodes, around);
+  const auto ar = collective_figure(calibration, "allreduce", t.group, t.spans_nodes, around, {"bf16", "fp16", "fp32"},
+                                        t.ranks_per_node);
+  const auto ag = collective_figure(calibration, "allgather", t.group, t.spans_nodes, around, {"bf16", "fp16", "fp32"},
+                                        t.ranks_per_node);
+  const auto rs = collective_figure(calibration, "reduce_scatter", t.group, t.spans_nodes, around, {"bf16", "fp16", "fp32"},
+                                        t.ranks_per_node);
   const auto p2p = p2p_figure(calibration, t.spans_nodes, around);
   const std::string where = t.spans_nodes ? " across nodes" : " within a node";
   if (!ar)
@@ -233,7 +237,11 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
           .spans_nodes = 1,
           .around_bytes = settings.number("comm_bytes").value_or(0),
           .size = size,
-          .group = static_cast<int64_t>(settings.number("inter_group").value_or(inter->nranks)),
+          // The group Calculon's largest inter-node collective spans: the whole modelled machine
+          // (the communication models extrapolate the measured inter-node group to it).
+          .group = static_cast<int64_t>(
+              settings.number("inter_group").value_or(size >= 2 ? static_cast<double>(size) : inter->nranks)),
+          .ranks_per_node = gpus_per_node,
           .must_be_filled = false};
       if (const auto net = measured_tier(calibration, t1, usage, report)) networks.push_back(*net);
     } else {

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "comm_model.h"
 #include "fit.h"
 
 namespace gpucal::calibration {
@@ -115,7 +117,7 @@ std::string group_label(const json& g) {
 std::string CommFigure::describe() const {
   std::ostringstream s;
   s << collective << " at " << nranks_asked << " GPUs: " << provenance;
-  if (provenance != "measured") s << " (measured group has " << nranks_measured << ")";
+  if (nranks_measured != nranks_asked) s << " (from the measured " << nranks_measured << "-rank group)";
   s << ", " << source;
   return s.str();
 }
@@ -134,50 +136,112 @@ std::vector<std::pair<double, double>> measured_curve(const json& group) {
   return {by_size.begin(), by_size.end()};
 }
 
+namespace {
+
+int provenance_rank(Provenance p) { return p == Provenance::measured ? 0 : p == Provenance::interpolated ? 1 : 2; }
+
+// "allreduce/fp32/n4/rpn4/nodes1" -> 4
+int64_t nranks_of_key(const std::string& key) {
+  const auto at = key.find("/n");
+  return at == std::string::npos ? 0 : std::atoll(key.c_str() + at + 2);
+}
+
+}  // namespace
+
 std::optional<CommFigure> collective_figure(const json& calibration, const std::string& collective,
                                             int64_t nranks, int spans_nodes, double around_bytes,
-                                            const std::vector<std::string>& dtypes) {
+                                            const std::vector<std::string>& dtypes, int64_t ranks_per_node) {
+  // The measured groups of the collective in the tier: the nearest in rank count gives the anchor
+  // sizes (its measured sizes) and the dtype.
   std::vector<const json*> candidates;
   for (const json& g : groups_of(calibration, "collectives"))
-    if (g.is_object() && g.value("collective", "") == collective &&
-        int_or(g, "spans_nodes", -1) == spans_nodes && int_or(g, "nranks", 0) >= 2)
+    if (g.is_object() && g.value("collective", "") == collective && int_or(g, "spans_nodes", -1) == spans_nodes &&
+        int_or(g, "nranks", 0) >= 2 && measured_curve(g).size() >= 2)
       candidates.push_back(&g);
+  if (candidates.empty() || nranks < 2) return std::nullopt;
   auto dtype_rank = [&](const json& g) {
     const auto it = std::find(dtypes.begin(), dtypes.end(), g.value("dtype", ""));
     return static_cast<std::size_t>(it - dtypes.begin());
   };
-  auto points = [](const json& g) {
-    return g.contains("points") && g["points"].is_array() ? g["points"].size() : 0;
-  };
   std::sort(candidates.begin(), candidates.end(), [&](const json* a, const json* b) {
     const auto key = [&](const json& g) {
-      return std::make_tuple(std::llabs(int_or(g, "nranks", 0) - nranks), -int_or(g, "nranks", 0),
-                             dtype_rank(g), -static_cast<int64_t>(points(g)));
+      return std::make_tuple(std::llabs(int_or(g, "nranks", 0) - nranks), -int_or(g, "nranks", 0), dtype_rank(g),
+                             -static_cast<int64_t>(measured_curve(g).size()));
     };
     return key(*a) < key(*b);
   });
-  for (const json* g : candidates)
-    if (auto f = group_figure(*g, nranks, around_bytes)) return f;
-  return std::nullopt;
-}
-
-std::optional<CommFigure> group_figure(const json& group, int64_t nranks, double around_bytes) {
-  const double bus_factor = group.contains("bus_factor") && group["bus_factor"].is_number()
-                                ? group["bus_factor"].get<double>()
-                                : 1.0;
-  const auto fit = window_alpha_beta(group, bus_factor, around_bytes);
-  if (!fit) return std::nullopt;
+  const json& near = *candidates.front();
+  const std::string dtype = near.value("dtype", "");
+  const auto curve = measured_curve(near);
+  // Anchors: S2 = comm_bytes when given, else the largest measured size (the bandwidth end a
+  // training step's collectives are at); S1 = the measured size below S2 (S2 / 2 when none).
+  const double s2 = around_bytes > 0 ? around_bytes : curve.back().first;
+  double s1 = s2 / 2;
+  for (const auto& point : curve)
+    if (point.first < s2 * (1 - 1e-9)) s1 = point.first;
+  CommQuery q{.collective = collective, .nranks = nranks, .dtype = dtype};
+  if (spans_nodes == 0) {
+    q.nnodes = 1;
+    q.ranks_per_node = nranks;
+  } else {
+    q.ranks_per_node = ranks_per_node > 0 ? ranks_per_node : int_or(near, "ranks_per_node", 1);
+    q.nnodes = std::max<int64_t>(2, (nranks + q.ranks_per_node - 1) / q.ranks_per_node);
+    q.ranks_per_node = (nranks + q.nnodes - 1) / q.nnodes;
+  }
+  CommPrediction p1, p2;
+  try {
+    const CommModel model(calibration);
+    q.size_bytes = s1;
+    p1 = model.predict(q);
+    q.size_bytes = s2;
+    p2 = model.predict(q);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  const double bus_factor = p2.busbw_gbps / p2.algbw_gbps;
+  const double slope_us_per_byte = (p2.time_us - p1.time_us) / (s2 - s1);
   CommFigure f;
-  f.collective = group.value("collective", "");
+  f.collective = collective;
   f.nranks_asked = nranks;
-  f.nranks_measured = int_or(group, "nranks", 0);
-  f.alpha_us = std::max(0.0, fit->params.alpha_us);
-  f.busbw_gbps = fit->params.beta_gbps;
   f.bus_factor = bus_factor;
-  f.bandwidth_regime = fit->bandwidth_regime;
-  f.provenance = f.nranks_measured == nranks ? "measured" : "nearest";
-  f.source = group_label(group) + ", " + fit->why;
-  f.group = group;
+  f.bandwidth_regime = s1 >= kBandwidthRegimeBytes;
+  const Provenance worst =
+      provenance_rank(p1.provenance) > provenance_rank(p2.provenance) ? p1.provenance : p2.provenance;
+  f.provenance = to_string(worst);
+  f.nranks_measured = nranks_of_key(p2.groups.empty() ? "" : p2.groups.front());
+  std::ostringstream why;
+  why << "alpha-beta through the communication model's times at " << static_cast<int64_t>(s1) << " and "
+      << static_cast<int64_t>(s2) << " B" << (around_bytes > 0 ? " (comm_bytes)" : " (the largest measured sizes)");
+  f.alpha_us = p2.time_us - s2 * slope_us_per_byte;
+  f.busbw_gbps = slope_us_per_byte > 0 ? bus_factor / (slope_us_per_byte * 1e3) : 0;
+  if (!(slope_us_per_byte > 0) || f.alpha_us < 0) {
+    // Bus bandwidth falling with size (a host whose buffers leave the caches): alpha 0 and the
+    // bandwidth at S2, still exact there.
+    f.alpha_us = 0;
+    f.busbw_gbps = p2.busbw_gbps;
+    why << ", whose intercept is negative: alpha 0 and the bus bandwidth at " << static_cast<int64_t>(s2) << " B";
+  }
+  why << "; " << p2.method << " [" << to_string(p2.provenance) << ", form " << p2.form << ", groups";
+  for (const auto& g : p2.groups) why << " " << g;
+  why << "]";
+  // How far one alpha-beta is from the measured medians >= 1 MiB of that group (the tool's error
+  // at the other sizes).
+  if (int_or(near, "nranks", 0) == nranks) {
+    double worst_err = 0;
+    int counted = 0;
+    for (const auto& [size, t] : curve)
+      if (size >= kBandwidthRegimeBytes) {
+        worst_err =
+            std::max(worst_err, std::abs((f.alpha_us + size * bus_factor / (f.busbw_gbps * 1e3)) / t - 1));
+        ++counted;
+      }
+    if (counted)
+      why << "; within " << std::setprecision(3) << 100 * worst_err << "% of its " << counted
+          << " measured medians >= 1 MiB";
+  }
+  f.source = why.str();
+  f.group = json{{"collective", collective}, {"dtype", dtype},         {"nranks", nranks},
+                 {"nnodes", q.nnodes},       {"ranks_per_node", q.ranks_per_node}, {"spans_nodes", spans_nodes}};
   return f;
 }
 

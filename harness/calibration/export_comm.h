@@ -3,16 +3,16 @@
 // figures came from, so each operation of a tool uses its own collective's figure at the group
 // size the tool asks for.
 //
-// The α–β pair: with `around_bytes` (--set comm_bytes: the message size the modelled workload's
-// collectives have) inside the measured range, the secant of the measured curve there (through
-// the two measured sizes around it, so exact at both); else fitted (fit.h, relative residuals)
-// to the group's medians at sizes >= kBandwidthRegimeBytes, the regime a training step's
-// collectives are in; with fewer than three such sizes, the group's all-size α–β from
-// calibration.json. The source string says which, and how far the fit is from its medians: a
-// tool with one α–β per tier is exact only where the measured curve is α–β shaped. A group size that was not
-// measured takes the nearest measured group of the same collective and tier (provenance
-// "nearest", not scaled: the communication models of calibration.json will replace this with
-// interpolated / extrapolated figures).
+// The α–β pair of a collective at the group size asked comes from the communication models
+// (comm_model.h): the line through the model's times at two sizes, by default the two largest
+// measured sizes of the nearest measured group (the bandwidth end, where a training step's
+// collectives are), with --set comm_bytes that size and the measured size below it, so the
+// tool is exact at both. The model gives measured medians, the best form between measured
+// sizes, and for a group size not measured the bus bandwidth interpolated between measured
+// rank counts or extrapolated from the nearest (provenance measured | interpolated |
+// extrapolated, said in the source). Where the line's intercept is negative (bus bandwidth
+// falling with size), α = 0 and the bandwidth at the larger size. p2p is not in the model: its
+// α–β is fitted to the measured sizes >= kBandwidthRegimeBytes (or the secant at comm_bytes).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,20 +31,19 @@ struct CommFigure {
   double busbw_gbps = 0;          // bus bandwidth (GB = 1e9 B); for p2p the one-way bandwidth
   double bus_factor = 1;          // of the measured group (nccl-tests: allreduce 2(n-1)/n, ...)
   bool bandwidth_regime = false;  // fitted on >= 3 sizes >= kBandwidthRegimeBytes (else all sizes)
-  std::string provenance;         // measured | nearest
+  std::string provenance;         // measured | interpolated | extrapolated (comm_model.h)
   std::string source;             // the group and the fit, for the notes
   nlohmann::json group;           // the communication.collectives[] / p2p[] entry
   std::string describe() const;
 };
 
-// dtype preference: the first of `dtypes` present, else the group with the most points.
+// dtype: of the nearest measured group (rank count, then the first of `dtypes`, then the most
+// points). Inter-node: ranks_per_node 0 = the nearest measured group's. nullopt when no group of
+// the collective in the tier exists or the model cannot answer.
 std::optional<CommFigure> collective_figure(const nlohmann::json& calibration, const std::string& collective,
                                             int64_t nranks, int spans_nodes, double around_bytes = 0,
-                                            const std::vector<std::string>& dtypes = {"bf16", "fp16",
-                                                                                      "fp32"});
-
-// The figure of one given collectives group (its bandwidth-regime α–β), asked at `nranks`.
-std::optional<CommFigure> group_figure(const nlohmann::json& group, int64_t nranks, double around_bytes = 0);
+                                            const std::vector<std::string>& dtypes = {"bf16", "fp16", "fp32"},
+                                            int64_t ranks_per_node = 0);
 
 // One-way point-to-point figure of a tier: the sendrecv fit (a stream of messages, as a
 // pipeline stage sends them), else pingpong's (round trips halved: α / 2, bandwidth x 2).

@@ -92,33 +92,6 @@ std::optional<int> dtype_size_bytes(const std::string& dtype) {
   return std::nullopt;
 }
 
-std::optional<MemoryBandwidth> memory_bandwidth(const json& calibration) {
-  const json& m = calibration.contains("memory") ? calibration["memory"] : json(nullptr);
-  if (!m.is_object()) return std::nullopt;
-  MemoryBandwidth b;
-  if (m.contains("device_bandwidth_gbps") && m["device_bandwidth_gbps"].is_number()) {
-    b.gbps = m["device_bandwidth_gbps"].get<double>();
-    b.source = m.value("device_bandwidth_source", "memory.device_bandwidth_gbps");
-  } else if (m.contains("d2d_copy") && m["d2d_copy"].is_object()) {
-    b.gbps = m["d2d_copy"]["best_gbps"].get<double>();
-    b.source = "p2p d2d copy (best)";
-  } else {
-    return std::nullopt;
-  }
-  if (m.contains("copy_MB_efficiency") && m["copy_MB_efficiency"].is_array())
-    b.mb_efficiency = m["copy_MB_efficiency"];
-  else if (m.contains("d2d_copy") && m["d2d_copy"].is_object())
-    b.mb_efficiency = m["d2d_copy"]["MB_efficiency"];
-  return b;
-}
-
-std::optional<VectorRate> vector_rate(const json& calibration, const std::string& dtype) {
-  const json& m = calibration.contains("memory") ? calibration["memory"] : json(nullptr);
-  if (!m.is_object() || !m.contains("vector") || !m["vector"].contains(dtype)) return std::nullopt;
-  const json& v = m["vector"][dtype];
-  return VectorRate{v["best_tflops"].get<double>(), v.value("peak_tflops", json(nullptr))};
-}
-
 std::string format_number(double value) {
   return json(value).dump();
 }

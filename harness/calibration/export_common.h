@@ -56,23 +56,6 @@ std::string calculon_dtype_name(const std::string& dtype);
 std::string nccl_type_name(const std::string& dtype);
 std::optional<int> dtype_size_bytes(const std::string& dtype);
 
-// The device's memory bandwidth (GB/s) from calibration.json's memory section:
-// device_bandwidth_gbps (bench_memory's copy plateau beyond the caches, else bench_p2p's best
-// d2d copy), with its step table by MB (copy_MB_efficiency, else d2d_copy's MB_efficiency);
-// documents written before device_bandwidth_gbps existed fall back to d2d_copy.best_gbps.
-struct MemoryBandwidth {
-  double gbps = 0;
-  std::string source;
-  nlohmann::json mb_efficiency;  // null when none
-};
-std::optional<MemoryBandwidth> memory_bandwidth(const nlohmann::json& calibration);
-// bench_memory's fma_chain rate for a dtype (memory.vector.<dtype>): best TFLOP/s and the
-// vector peak (null when unknown).
-struct VectorRate {
-  double best_tflops = 0;
-  nlohmann::json peak_tflops;
-};
-std::optional<VectorRate> vector_rate(const nlohmann::json& calibration, const std::string& dtype);
 
 std::string ensure_dir(const std::string& out_dir, const std::string& sub);
 // A number as JSON/YAML/CSV text: shortest round-trip form, never "1e+02" for integers.

@@ -187,7 +187,7 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
   } else if (inter) {
     const int64_t group = static_cast<int64_t>(settings.number("inter_group").value_or(inter->nranks));
     if (const auto ar = collective_figure(calibration, "allreduce", group, 1, around)) {
-      const int64_t N = ar->nranks_measured, k = ar->group.value("nnodes", int64_t{2}),
+      const int64_t N = ar->nranks_asked, k = ar->group.value("nnodes", int64_t{2}),
                     t = ar->group.value("ranks_per_node", int64_t{1});
       system["ib_bandwidth"] = ar->busbw_gbps / (nic * static_cast<double>(t));
       double ib_lat =

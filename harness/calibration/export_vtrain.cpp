@@ -7,11 +7,12 @@
 // 1 MiB step from 1 MiB to 1 GiB, integer times, and the in-place columns last:
 //   <out>/vtrain/<gpu>/AR_GPU<N>_1M_1024M_LUT
 //   size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)
-// Tables are keyed by GPU count only and vTrain uses them for groups within a node, so only
-// intra-node groups are written. Each row's time is interpolated (linear in log time against log
-// size) between the two nearest measured medians of the group; rows outside the measured range
-// come from the group's α–β over its sizes >= 1 MiB (export_comm.h) and are counted in the notes
-// as extrapolated; busbw = S·2(N-1)/N / time.
+// Tables are keyed by GPU count only: one per power of two up to node_size x nodes (and per
+// measured rank count), a count within a node from the intra-node measurements, a larger one
+// across ceil(N / node_size) nodes from the inter-node ones. Every row comes from the
+// communication models (comm_model.h): measured medians, the best form between measured sizes,
+// the regime lines beyond them, rank counts interpolated or extrapolated; the notes count the
+// rows of each provenance. busbw = S·2(N-1)/N / time.
 // <out>/vtrain/system_config.json holds the config keys to merge into a vTrain config: gpu_name,
 // trace_path, node_size, intra_node_bandwidth (its fallback, read as GiB/s) and, when measured,
 // inter_node_bandwidth (read as Gbit/s of 2^30 bits).
@@ -21,7 +22,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
+
+#include "comm_model.h"
 
 #include "export_comm.h"
 #include "export_common.h"
@@ -35,14 +40,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
-
-double interpolate_log_log(const std::vector<std::pair<double, double>>& curve, double size) {
-  auto hi = std::lower_bound(curve.begin(), curve.end(), std::make_pair(size, -1.0));
-  if (hi->first == size) return hi->second;
-  auto lo = std::prev(hi);
-  const double u = (std::log(size) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
-  return std::exp((1 - u) * std::log(lo->second) + u * std::log(hi->second));
-}
 
 // vTrain lowercases its gpu_name to find the folder; a name of [a-z0-9._-] survives that.
 std::string gpu_folder_name(const json& calibration, const ExportSettings& settings) {
@@ -73,30 +70,26 @@ std::string gpu_folder_name(const json& calibration, const ExportSettings& setti
   return out.empty() ? "gpu" : out;
 }
 
-// One intra-node allreduce group per GPU count: fp32 ("float", nccl-tests' and vTrain's tables)
-// preferred, then bf16, then the one with most points.
-std::map<int64_t, const json*> allreduce_groups(const json& calibration) {
-  std::map<int64_t, const json*> chosen;
-  if (!calibration.contains("communication") || !calibration["communication"].is_object()) return chosen;
-  const json& comm = calibration["communication"];
-  if (!comm.contains("collectives") || !comm["collectives"].is_array()) return chosen;
-  for (const json& g : comm["collectives"]) {
-    if (!g.is_object() || g.value("collective", "") != "allreduce" ||
-        g.value("spans_nodes", int64_t{-1}) != 0)
-      continue;
-    const int64_t n = g.value("nranks", int64_t{0});
-    if (n < 2) continue;
-    auto rank = [](const json& x) {
-      const std::string d = x.value("dtype", "");
-      return std::make_pair(d == "fp32"   ? 2
-                            : d == "bf16" ? 1
-                                          : 0,
-                            x.contains("points") ? x["points"].size() : 0);
-    };
-    const json*& current = chosen[n];
-    if (!current || rank(g) > rank(*current)) current = &g;
-  }
-  return chosen;
+// The GPU counts vTrain asks a table for: its tensor-parallel and (while tp < node_size)
+// data-parallel allreduce groups, powers of two up to the modelled machine (node_size x nodes),
+// and every measured allreduce rank count.
+std::vector<int64_t> table_gpu_counts(const CommModel& model, int64_t gpn, int64_t nodes) {
+  std::vector<int64_t> counts;
+  int64_t top = std::max<int64_t>(2, gpn * std::max<int64_t>(1, nodes));
+  for (const auto& g : model.groups())
+    if (g.collective == "allreduce") top = std::max(top, g.nranks);
+  for (int64_t n = 2; n <= top; n *= 2) counts.push_back(n);
+  for (const auto& g : model.groups())
+    if (g.collective == "allreduce" && g.nranks >= 2) counts.push_back(g.nranks);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
+
+// "allreduce/fp32/n4/rpn4/nodes1" -> "fp32"
+std::string dtype_of_key(const std::string& key) {
+  const auto a = key.find('/'), b = key.find('/', a + 1);
+  return a == std::string::npos || b == std::string::npos ? "" : key.substr(a + 1, b - a - 1);
 }
 
 }  // namespace
@@ -107,65 +100,88 @@ ExportReport export_vtrain(const json& calibration, const ExportSettings& settin
   report.consumer = "vtrain";
   const std::string gpu = gpu_folder_name(calibration, settings);
   std::vector<std::pair<std::string, std::string>> files;
-  for (const auto& [nranks, g] : allreduce_groups(calibration)) {
-    const std::string dtype = g->value("dtype", "");
-    const auto curve = measured_curve(*g);
-    const auto elem = dtype_size_bytes(dtype);
+  // Every row from the communication models (comm_model.h): the measured median where that size
+  // was measured, the group's best form between measured sizes, its regime lines beyond them, and
+  // for a GPU count not measured the bus bandwidth interpolated between measured counts or the
+  // nearest group's scaled (each row's provenance counted in the notes).
+  const int64_t node_gpus = [&] {
+    const int64_t g = gpus_per_node(calibration, settings).gpus;
+    if (g >= 2) return g;
+    const auto inter = measured_inter_node(calibration);
+    return inter ? inter->ranks_per_node : int64_t{0};
+  }();
+  const int64_t nodes = [&] {
+    if (const auto n = settings.number("nodes")) return static_cast<int64_t>(*n);
+    const auto inter = measured_inter_node(calibration);
+    return inter ? inter->nnodes : int64_t{1};
+  }();
+  std::optional<CommModel> model;
+  try {
+    model.emplace(calibration);
+  } catch (const std::invalid_argument&) {
+  }
+  for (const int64_t nranks : model && node_gpus >= 1 ? table_gpu_counts(*model, node_gpus, nodes)
+                                                      : std::vector<int64_t>{}) {
     const std::string label = std::to_string(nranks) + " GPUs";
-    // Sizes above (below) the measured range continue the secant through the two largest
-    // (smallest) measured sizes; only when 3 sizes >= 1 MiB were measured, never from small
-    // messages only.
-    auto fit = group_figure(*g, nranks, curve.empty() ? 0 : curve.back().first);
-    auto fit_low = group_figure(*g, nranks, curve.empty() ? 0 : curve.front().first);
-    const auto large =
-        std::count_if(curve.begin(), curve.end(), [](const auto& p) { return p.first >= kMiB; });
-    if (large < 3 || (fit && !fit->bandwidth_regime)) fit.reset();
-    if (large < 3 || (fit_low && !fit_low->bandwidth_regime)) fit_low.reset();
-    if (!fit_low) fit_low = fit;
-    const bool covered = curve.size() >= 2 && curve.front().first <= kMiB && curve.back().first >= kGiB;
-    if (!elem || curve.size() < 2 || (!covered && !fit)) {
-      report.notes.push_back(
-          label + ": no table: the measured " + dtype +
-          " sizes neither cover 1 MiB..1 GiB nor include 3 sizes >= 1 MiB to extend them; vTrain "
-          "falls back to intra_node_bandwidth for this GPU count");
-      continue;
-    }
-    const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
+    const int64_t rpn = std::min(nranks, node_gpus);
+    std::map<Provenance, int> rows_by;
+    std::set<std::string> groups, forms;
+    std::string dtype, method;
     std::ostringstream csv;
     csv << "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n";
-    int extrapolated = 0;
-    for (int mib = 1; mib <= 1024; ++mib) {
-      const double size = mib * kMiB;
-      double time_us = 0;
-      if (size >= curve.front().first && size <= curve.back().first) {
-        time_us = interpolate_log_log(curve, size);
-      } else {
-        const CommFigure& f = size > curve.back().first ? *fit : *fit_low;
-        time_us = f.alpha_us + size * f.bus_factor / (f.busbw_gbps * 1e3);
-        ++extrapolated;
+    try {
+      const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
+      for (int mib = 1; mib <= 1024; ++mib) {
+        const double size = mib * kMiB;
+        const CommPrediction p = model->predict(
+            {.collective = "allreduce", .nranks = nranks, .ranks_per_node = rpn, .size_bytes = size});
+        ++rows_by[p.provenance];
+        for (const auto& g : p.groups) groups.insert(g);
+        forms.insert(p.form);
+        if (dtype.empty() && !p.groups.empty()) dtype = dtype_of_key(p.groups.front());
+        if (p.provenance != Provenance::measured) method = p.method;
+        const long long time_ns = std::max(1LL, std::llround(p.time_us * 1e3));
+        const double busbw = size * bus_factor / static_cast<double>(time_ns);
+        const double elem = dtype_size_bytes(dtype).value_or(4);
+        char line[200];
+        std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%lld,%.2f,%lld,%.2f\n", size, size / elem,
+                      nccl_type_name(dtype.empty() ? "fp32" : dtype).c_str(), time_ns, busbw, time_ns, busbw);
+        csv << line;
       }
-      const long long time_ns = std::max(1LL, std::llround(time_us * 1e3));
-      const double busbw = size * bus_factor / static_cast<double>(time_ns);
-      char line[200];
-      std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%lld,%.2f,%lld,%.2f\n", size, size / *elem,
-                    nccl_type_name(dtype).c_str(), time_ns, busbw, time_ns, busbw);
-      csv << line;
+    } catch (const std::invalid_argument& e) {
+      report.notes.push_back(label + " (" + std::to_string(rpn) + " per node): no table, " + e.what() +
+                             "; vTrain falls back to intra_node_bandwidth for this GPU count");
+      continue;
+    }
+    // Rows from groups measured only up to 1 MiB would extrapolate three decades: not written.
+    std::string small_only;
+    for (const auto& info : model->groups())
+      if (groups.count(info.key) && info.max_size_bytes <= kMiB) small_only = info.key;
+    if (!small_only.empty()) {
+      report.notes.push_back(label + ": no table, " + small_only +
+                             " was measured only up to 1 MiB (the 1 MiB..1 GiB rows would all be extrapolated "
+                             "from small messages); vTrain falls back to intra_node_bandwidth for this GPU count");
+      continue;
     }
     files.emplace_back(gpu + "/AR_GPU" + std::to_string(nranks) + "_1M_1024M_LUT", csv.str());
     std::ostringstream note;
-    note << label << ": AR_GPU" << nranks << "_1M_1024M_LUT, " << 1024 - extrapolated
-         << " rows interpolated (log-log) between the measured " << dtype << " allreduce medians ("
-         << static_cast<int64_t>(curve.front().first) << ".." << static_cast<int64_t>(curve.back().first)
-         << " B)";
-    if (extrapolated) note << ", " << extrapolated << " rows EXTRAPOLATED beyond them with " << fit->source;
-    note << "; the in-place columns repeat the measured (out-of-place) times";
+    note << label << " (" << (nranks > rpn ? "across " + std::to_string((nranks + rpn - 1) / rpn) + " nodes"
+                                            : std::string("within a node"))
+         << "): AR_GPU" << nranks << "_1M_1024M_LUT from";
+    for (const auto& g : groups) note << " " << g;
+    note << " (forms:";
+    for (const auto& f : forms) note << " " << f;
+    note << "), rows: " << rows_by[Provenance::measured] << " measured, " << rows_by[Provenance::interpolated]
+         << " interpolated, " << rows_by[Provenance::extrapolated] << " EXTRAPOLATED";
+    if (!method.empty()) note << " (last non-measured row: " << method << ")";
+    note << "; the in-place columns repeat these times";
     report.notes.push_back(note.str());
   }
   if (files.empty())
     report.refused.push_back(
         missing_figure("AR_GPU<N>_1M_1024M_LUT",
-                       "no intra-node allreduce group with a fit over sizes >= 1 MiB (or "
-                       "measured from 1 MiB to 1 GiB)",
+                       "no allreduce group measured beyond 1 MiB that the communication models can "
+                       "predict from",
                        "bench_collectives --collective allreduce --sizes 8:1G:x2 (gpucal run "
                        "--suite calibration)",
                        "", ""));

@@ -11,6 +11,7 @@
 
 #include "calibration_json.h"
 #include "export_common.h"
+#include "export_figures.h"
 #include "results_dir.h"
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
@@ -186,11 +187,11 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       for (const auto& [dtype, t] : calibration["compute"]["gemm"].items())
         summary << "- GEMM " << dtype << ": best " << t["best_tflops"].get<double>() << " TFLOP/s ("
                 << t["regime"].get<std::string>() << ", `" << t["best_point"].get<std::string>() << "`)\n";
-    if (const auto bw = memory_bandwidth(calibration))
-      summary << "- memory bandwidth: " << bw->gbps << " GB/s (" << bw->source << ")\n";
+    if (const auto bw = memory_bandwidth_gbps(calibration, ExportSettings{}))
+      summary << "- memory bandwidth: " << bw->value << " GB/s (" << bw->source << ")\n";
     for (const char* dtype : {"fp32", "fp16", "bf16"})
-      if (const auto v = vector_rate(calibration, dtype))
-        summary << "- vector " << dtype << ": best " << v->best_tflops << " TFLOP/s (fma_chain)\n";
+      if (const auto v = vector_tflops(calibration, ExportSettings{}, {dtype}))
+        summary << "- vector " << dtype << ": best " << v->value << " TFLOP/s (fma_chain)\n";
     if (!calibration["communication"]["collectives"].empty())
       summary << "\n| collective | dtype | nranks | nnodes | alpha_us | beta_gbps (bus) | held-out MAPE % |\n"
               << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";

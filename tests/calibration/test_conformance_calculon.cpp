@@ -156,9 +156,23 @@ TEST(ConformanceCalculon, EachOpReproducesItsOwnCollectiveAtTheTiersGroupSize) {
   EXPECT_NEAR((calculon_time_s(intra, "p2p", size, 2) - intra["latency"].get<double>()) * 1e6 /
                   (size / (p2p.busbw_gbps * 1e3)),
               1.0, 0.01);
-  // Across nodes: the inter-node group's own allreduce.
+  // Across nodes: the whole modelled machine (nodes=16 x 8 = 128 GPUs), extrapolated by the
+  // communication models from the measured 16-rank group: α scaled by (n-1) (ring), bus bandwidth
+  // kept.
   const json& inter = e.system["networks"][1];
-  EXPECT_NEAR(calculon_time_s(inter, "all_reduce", size, 16) * 1e6 /
+  EXPECT_EQ(inter["size"], 128);
+  const CommTruth t16 = comm_truth("allreduce", 16, true);
+  const double extrapolated_us =
+      t16.alpha_us * 127.0 / 15.0 + size * testing::bus_factor("allreduce", 128) / (t16.busbw_gbps * 1e3);
+  EXPECT_NEAR(calculon_time_s(inter, "all_reduce", size, 128) * 1e6 / extrapolated_us, 1.0, 0.01);
+  bool marked = false;
+  for (const auto& note : e.report.notes) marked |= note.find("allreduce at 128 GPUs: extrapolated") != std::string::npos;
+  EXPECT_TRUE(marked) << format_export_report(e.report);
+  // --set inter_group=16: the measured group's own allreduce.
+  auto settings = conformance_settings();
+  settings.push_back("inter_group=16");
+  const Export measured = export_calculon_of(conformance_calibration(), settings, testing::fresh_temp_dir("g16"));
+  EXPECT_NEAR(calculon_time_s(measured.system["networks"][1], "all_reduce", size, 16) * 1e6 /
                   testing::truth_time_us("allreduce", 16, true, size),
               1.0, 0.01);
 }

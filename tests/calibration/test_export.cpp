@@ -54,12 +54,21 @@ TEST(ExportComm, TakesTheAskedGroupSizeAndItsBandwidthRegime) {
   EXPECT_EQ(f->nranks_measured, 4);
   EXPECT_NEAR(f->busbw_gbps, testing::comm_truth("allgather", 4, false).busbw_gbps, 1e-6);
   EXPECT_NEAR(f->alpha_us, testing::comm_truth("allgather", 4, false).alpha_us, 1e-6);
-  EXPECT_NE(f->source.find(">= 1 MiB"), std::string::npos) << f->source;
-  // Not measured: the nearest group, said so.
-  const auto near = collective_figure(c, "allreduce", 6, 0);
-  ASSERT_TRUE(near);
-  EXPECT_EQ(near->provenance, "nearest");
-  EXPECT_EQ(near->nranks_measured, 8);  // |8-6| = |4-6|: the larger group
+  EXPECT_NE(f->source.find("the largest measured sizes"), std::string::npos) << f->source;
+  // Not measured, between measured rank counts: the communication models interpolate (bus
+  // bandwidth in log2 n), said so; beyond them they extrapolate.
+  const auto between = collective_figure(c, "allreduce", 6, 0);
+  ASSERT_TRUE(between);
+  EXPECT_EQ(between->provenance, "interpolated") << between->source;
+  EXPECT_EQ(between->nranks_asked, 6);
+  const double bw4 = testing::comm_truth("allreduce", 4, false).busbw_gbps,
+               bw8 = testing::comm_truth("allreduce", 8, false).busbw_gbps;
+  EXPECT_GT(between->busbw_gbps, std::min(bw4, bw8) * 0.999);
+  EXPECT_LT(between->busbw_gbps, std::max(bw4, bw8) * 1.001);
+  const auto beyond = collective_figure(c, "allreduce", 16, 0);
+  ASSERT_TRUE(beyond);
+  EXPECT_EQ(beyond->provenance, "extrapolated") << beyond->source;
+  EXPECT_EQ(beyond->nranks_measured, 8);
   EXPECT_FALSE(collective_figure(c, "alltoall", 8, 0));
   EXPECT_FALSE(collective_figure(testing::conformance_calibration(false), "allreduce", 16, 1));
 }
@@ -97,7 +106,7 @@ TEST(ExportComm, CommBytesTakesTheSecantOfTheMeasuredCurveThere) {
     };
     const auto secant = collective_figure(c, "allreduce", 8, 0, size);
     ASSERT_TRUE(secant);
-    EXPECT_NE(secant->source.find("comm_bytes=33554432"), std::string::npos) << secant->source;
+    EXPECT_NE(secant->source.find("33554432 B (comm_bytes)"), std::string::npos) << secant->source;
     const double f = testing::bus_factor("allreduce", 8);
     auto model = [&](const CommFigure& x, double s) { return x.alpha_us + s * f / (x.busbw_gbps * 1e3); };
     EXPECT_NEAR(model(*secant, size) / measured_at(size), 1.0, 1e-9) << exponent;
