@@ -27,7 +27,7 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
       {"intra_group", K::kCount, "GPUs",
        "group size the intra-node collective figures are taken at (default gpus_per_node)"},
       {"inter_group", K::kCount, "GPUs",
-       "group size the inter-node collective figures are taken at (default: the measured inter-node group)"},
+       "group size the inter-node collective figures are taken at (default: Calculon the modelled machine, nodes x gpus_per_node; others the measured inter-node group)"},
       {"comm_bytes", K::kPositive, "bytes",
        "the message size the modelled collectives have: the alpha-beta exported to Calculon, NERSC and "
        "ASTRA-sim "
