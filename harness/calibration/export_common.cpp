@@ -18,80 +18,53 @@ const std::vector<std::string>& export_targets() {
   return targets;
 }
 
-std::vector<ExportReport> export_to(const json& calibration, const std::string& target, const std::string& out_dir) {
+std::vector<ExportReport> export_to(const json& calibration, const std::string& target,
+                                    const std::string& out_dir, const ExportSettings& settings) {
   std::vector<ExportReport> reports;
   const bool all = target == "all";
   if (!all && std::find(export_targets().begin(), export_targets().end(), target) == export_targets().end())
-    throw std::invalid_argument("unknown export target '" + target + "' (calculon, astrasim, nersc, vtrain, all)");
-  if (all || target == "calculon") reports.push_back(export_calculon(calibration, out_dir));
-  if (all || target == "astrasim") reports.push_back(export_astrasim(calibration, out_dir));
-  if (all || target == "nersc") reports.push_back(export_nersc(calibration, out_dir));
-  if (all || target == "vtrain") reports.push_back(export_vtrain(calibration, out_dir));
+    throw std::invalid_argument("unknown export target '" + target +
+                                "' (calculon, astrasim, nersc, vtrain, all)");
+  if (all || target == "calculon") reports.push_back(export_calculon(calibration, settings, out_dir));
+  if (all || target == "astrasim") reports.push_back(export_astrasim(calibration, settings, out_dir));
+  if (all || target == "nersc") reports.push_back(export_nersc(calibration, settings, out_dir));
+  if (all || target == "vtrain") reports.push_back(export_vtrain(calibration, settings, out_dir));
   return reports;
 }
 
-std::string format_export_report(const ExportReport& r) {
+std::string format_export_report(const ExportReport& r, bool with_refusals) {
   std::ostringstream s;
-  s << r.consumer << ": wrote";
-  if (r.files_written.empty()) s << " nothing";
-  for (const auto& f : r.files_written) s << " " << f;
-  s << "\n";
+  if (!r.ok()) {
+    s << r.consumer << ": REFUSED, nothing written (" << r.refused.size() << " required figure(s) missing)\n";
+    if (with_refusals)
+      for (const auto& line : r.refused) s << "  missing: " << line << "\n";
+  } else {
+    s << r.consumer << ": wrote";
+    for (const auto& f : r.files_written) s << " " << f;
+    s << "\n";
+  }
+  for (const auto& a : r.assumed) s << "  assumed: " << a << "\n";
   for (const auto& n : r.notes) s << "  note: " << n << "\n";
-  for (const auto& u : r.unfilled) s << "  NOT FILLED: " << u << "\n";
   return s.str();
 }
 
-std::string NetworkTier::describe() const {
-  std::ostringstream s;
-  s << group.value("collective", "?") << " " << group.value("dtype", "?") << " nranks=" << group.value("nranks", 0)
-    << " ranks_per_node=" << group.value("ranks_per_node", 0) << " nnodes=" << group.value("nnodes", 0);
-  return s.str();
-}
-
-std::optional<NetworkTier> select_network_tier(const json& calibration, int spans_nodes) {
-  const json* best = nullptr;
-  auto score = [](const json& g) {
-    return std::make_tuple(g.value("collective", "") == "allreduce" ? 1 : 0, g.value("nranks", int64_t{0}),
-                           g.at("points").size());
-  };
-  for (const json& g : calibration.at("communication").at("collectives")) {
-    if (g.value("spans_nodes", int64_t{-1}) != spans_nodes) continue;
-    if (!g.contains("alpha_beta") || g.at("alpha_beta").contains("error")) continue;
-    if (!best || score(g) > score(*best)) best = &g;
+void write_export(ExportReport& report, const std::string& out_dir,
+                  const std::vector<std::pair<std::string, std::string>>& files) {
+  if (!report.ok()) return;
+  const std::string dir = ensure_dir(out_dir, report.consumer);
+  for (const auto& [name, text] : files) {
+    const fs::path path = fs::path(dir) / name;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw std::runtime_error(path.parent_path().string() + ": cannot create: " + ec.message());
+    write_text_file(path.string(), text);
+    report.files_written.push_back(path.string());
   }
-  if (!best) return std::nullopt;
-  NetworkTier tier;
-  tier.group = *best;
-  tier.alpha_us = (*best).at("alpha_beta").at("alpha_us").get<double>();
-  tier.beta_gbps = (*best).at("alpha_beta").at("beta_gbps").get<double>();
-  tier.tier_size = spans_nodes ? (*best).at("nranks").get<int64_t>() : (*best).at("ranks_per_node").get<int64_t>();
-  return tier;
-}
-
-std::optional<P2pLatency> p2p_latency(const json& calibration, int spans_nodes) {
-  auto preference = [](const json& g) {
-    const std::string pattern = g.value("pattern", "");
-    return pattern == "pingpong" ? 2 : pattern == "sendrecv" ? 1 : 0;
-  };
-  const json* best = nullptr;
-  for (const json& g : calibration.at("communication").at("p2p")) {
-    if (g.value("spans_nodes", -1) != spans_nodes) continue;
-    if (!g.contains("alpha_beta") || g.at("alpha_beta").contains("error")) continue;
-    if (!best || preference(g) > preference(*best)) best = &g;
-  }
-  if (!best) return std::nullopt;
-  P2pLatency out;
-  out.pattern = (*best).value("pattern", "");
-  out.us = (*best).at("alpha_beta").at("alpha_us").get<double>() / (out.pattern == "pingpong" ? 2 : 1);
-  return out;
-}
-
-std::optional<std::string> preferred_matrix_dtype(const json& calibration) {
-  const json& gemm = calibration.at("compute").at("gemm");
-  if (!gemm.is_object() || gemm.empty()) return std::nullopt;
-  for (const char* dtype : {"bf16", "fp16"})
-    if (gemm.contains(dtype)) return std::string(dtype);
-  return gemm.begin().key();
+  const std::string notes = (fs::path(dir) / "export_notes.txt").string();
+  report.files_written.push_back(notes);
+  write_text_file(notes,
+                  "# gpucal export notes: what fills each field, converted how, and what is assumed\n" +
+                      format_export_report(report));
 }
 
 std::string calculon_dtype_name(const std::string& dtype) {
@@ -119,50 +92,8 @@ std::optional<int> dtype_size_bytes(const std::string& dtype) {
   return std::nullopt;
 }
 
-std::optional<MemoryBandwidth> memory_bandwidth(const json& calibration) {
-  const json& m = calibration.contains("memory") ? calibration["memory"] : json(nullptr);
-  if (!m.is_object()) return std::nullopt;
-  MemoryBandwidth b;
-  if (m.contains("device_bandwidth_gbps") && m["device_bandwidth_gbps"].is_number()) {
-    b.gbps = m["device_bandwidth_gbps"].get<double>();
-    b.source = m.value("device_bandwidth_source", "memory.device_bandwidth_gbps");
-  } else if (m.contains("d2d_copy") && m["d2d_copy"].is_object()) {
-    b.gbps = m["d2d_copy"]["best_gbps"].get<double>();
-    b.source = "p2p d2d copy (best)";
-  } else {
-    return std::nullopt;
-  }
-  if (m.contains("copy_MB_efficiency") && m["copy_MB_efficiency"].is_array())
-    b.mb_efficiency = m["copy_MB_efficiency"];
-  else if (m.contains("d2d_copy") && m["d2d_copy"].is_object())
-    b.mb_efficiency = m["d2d_copy"]["MB_efficiency"];
-  return b;
-}
-
-std::optional<VectorRate> vector_rate(const json& calibration, const std::string& dtype) {
-  const json& m = calibration.contains("memory") ? calibration["memory"] : json(nullptr);
-  if (!m.is_object() || !m.contains("vector") || !m["vector"].contains(dtype)) return std::nullopt;
-  const json& v = m["vector"][dtype];
-  return VectorRate{v["best_tflops"].get<double>(), v.value("peak_tflops", json(nullptr))};
-}
-
-// Device memory capacity from the benches' sidecars: device.memory_bytes (results/SCHEMA.md),
-// the first sidecar that has it.
-std::optional<double> device_memory_gib(const json& calibration) {
-  if (!calibration.contains("run_metadata")) return std::nullopt;
-  for (const auto& [bench, sidecar] : calibration.at("run_metadata").items()) {
-    (void)bench;
-    if (sidecar.is_object() && sidecar.contains("device") && sidecar.at("device").contains("memory_bytes") &&
-        sidecar.at("device").at("memory_bytes").is_number())
-      return sidecar.at("device").at("memory_bytes").get<double>() / (1024.0 * 1024 * 1024);
-  }
-  return std::nullopt;
-}
-
-json step_table_floor_zero(const json& table) {
-  json out = table;
-  if (!out.empty()) out.back()[0] = 0;
-  return out;
+std::string format_number(double value) {
+  return json(value).dump();
 }
 
 std::string ensure_dir(const std::string& out_dir, const std::string& sub) {

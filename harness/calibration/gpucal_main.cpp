@@ -3,6 +3,7 @@
 //              [--bin-dir DIR] [--mpirun "mpirun -np 4 --oversubscribe" | --threads N|all] [--no-plots]
 //   gpucal fit RESULTS_DIR [-o calibration.json] [--report]
 //   gpucal export RESULTS_DIR|calibration.json --to calculon|astrasim|nersc|vtrain|all [-o DIR]
+//                [--set KEY=VALUE ...]   (a refused export exits 2 after writing the others)
 //   gpucal compare BASELINE_DIR CURRENT_DIR [--threshold 0.05] [--markdown F] [--junit F] [--json F]
 //   gpucal import LOG... --out DIR [--ranks-per-node N] [--nranks N] [--device NAME] [--collective NAME]
 //   gpucal predict-comm RESULTS_DIR|calibration.json --collective C --nranks N
@@ -57,7 +58,9 @@ int cmd_fit(const std::string& results_dir, std::string out_path, bool report) {
   return 0;
 }
 
-int cmd_export(const std::string& source, const std::string& target, std::string out_dir) {
+int cmd_export(const std::string& source, const std::string& target, std::string out_dir,
+               const std::vector<std::string>& set_items) {
+  const ExportSettings settings = ExportSettings::parse(set_items);  // usage errors before any reading
   nlohmann::json calibration;
   if (fs::is_regular_file(source)) {
     calibration = read_calibration_file(source);
@@ -66,8 +69,13 @@ int cmd_export(const std::string& source, const std::string& target, std::string
     calibration = build_calibration(load_results(source));
     if (out_dir.empty()) out_dir = (fs::path(source) / "export").string();
   }
-  for (const ExportReport& r : export_to(calibration, target, out_dir)) std::cout << format_export_report(r);
-  return 0;
+  int status = 0;
+  for (const ExportReport& r : export_to(calibration, target, out_dir, settings)) {
+    std::cout << format_export_report(r, /*with_refusals=*/false);
+    for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
+    if (!r.ok()) status = kExitBadInput;
+  }
+  return status;
 }
 
 int cmd_compare(const std::string& baseline, const std::string& current, double threshold,
@@ -181,11 +189,17 @@ int main(int argc, char** argv) {
                     "interpolation");
 
   std::string export_src, export_to_target, export_out;
+  std::vector<std::string> export_set;
   auto* export_cmd =
       app.add_subcommand("export", "write inputs for Calculon, ASTRA-sim, NERSC perf model, vTrain");
   export_cmd->add_option("RESULTS_DIR", export_src, "results folder or a calibration.json")->required();
   export_cmd->add_option("--to", export_to_target, "calculon | astrasim | nersc | vtrain | all")->required();
   export_cmd->add_option("-o,--output", export_out, "output folder (default RESULTS_DIR/export)");
+  std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";
+  for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
+  export_cmd->add_option("--set", export_set, set_help)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   std::string base_dir, cur_dir, markdown, junit, compare_json;
   double threshold = 0.05;
@@ -267,7 +281,7 @@ int main(int argc, char** argv) {
       return run_suite(run, std::cout);
     }
     if (*fit_cmd) return cmd_fit(fit_dir, fit_out, fit_report);
-    if (*export_cmd) return cmd_export(export_src, export_to_target, export_out);
+    if (*export_cmd) return cmd_export(export_src, export_to_target, export_out, export_set);
     if (*compare_cmd) return cmd_compare(base_dir, cur_dir, threshold, markdown, junit, compare_json);
     if (*predict_cmd) return cmd_predict_comm(predict_source, predict_query, predict_sizes, predict_json);
     if (*import_cmd)

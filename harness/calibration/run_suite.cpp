@@ -11,6 +11,7 @@
 
 #include "calibration_json.h"
 #include "export_common.h"
+#include "export_figures.h"
 #include "results_dir.h"
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
@@ -186,11 +187,11 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       for (const auto& [dtype, t] : calibration["compute"]["gemm"].items())
         summary << "- GEMM " << dtype << ": best " << t["best_tflops"].get<double>() << " TFLOP/s ("
                 << t["regime"].get<std::string>() << ", `" << t["best_point"].get<std::string>() << "`)\n";
-    if (const auto bw = memory_bandwidth(calibration))
-      summary << "- memory bandwidth: " << bw->gbps << " GB/s (" << bw->source << ")\n";
+    if (const auto bw = memory_bandwidth_gbps(calibration, ExportSettings{}))
+      summary << "- memory bandwidth: " << bw->value << " GB/s (" << bw->source << ")\n";
     for (const char* dtype : {"fp32", "fp16", "bf16"})
-      if (const auto v = vector_rate(calibration, dtype))
-        summary << "- vector " << dtype << ": best " << v->best_tflops << " TFLOP/s (fma_chain)\n";
+      if (const auto v = vector_tflops(calibration, ExportSettings{}, {dtype}))
+        summary << "- vector " << dtype << ": best " << v->value << " TFLOP/s (fma_chain)\n";
     if (!calibration["communication"]["collectives"].empty())
       summary << "\n| collective | dtype | nranks | nnodes | alpha_us | beta_gbps (bus) | held-out MAPE % |\n"
               << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
@@ -208,9 +209,8 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     try {
       for (const ExportReport& r : export_to(calibration, "all", (fs::path(o.out_dir) / "export").string())) {
         log << "  export " << format_export_report(r);
-        summary << "- " << r.consumer << ": " << r.files_written.size() << " file(s)";
-        if (!r.unfilled.empty()) summary << "; not filled: " << r.unfilled.size() << " (see `gpucal export`)";
-        summary << "\n";
+        if (r.ok()) summary << "- " << r.consumer << ": " << r.files_written.size() << " file(s)\n";
+        else summary << "- " << r.consumer << ": refused, " << r.refused.size() << " figure(s) missing (see `gpucal export`)\n";
       }
     } catch (const std::exception& e) {
       log << "  export failed: " << e.what() << "\n";

@@ -1,13 +1,15 @@
-// Each exporter's files checked against the consumer's documented shape (REFERENCE.md):
-// keys, JSON types and units (GB/s, seconds, ns, TFLOP/s).
+// The exporters' shared machinery: --set parsing, the communication figure lookup (group choice,
+// bandwidth-regime fit, p2p), refusals, and the whole path from a results folder of CSVs. What
+// each consumer requires is checked in test_conformance_<consumer>.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <regex>
 
 #include "calibration_json.h"
-#include "csv_table.h"
+#include "conformance_calibration.h"
+#include "export_comm.h"
 #include "export_common.h"
+#include "export_figures.h"
 #include "results_dir.h"
 #include "synthetic_results.h"
 #include "test_util.h"
@@ -17,184 +19,212 @@ namespace {
 
 using nlohmann::json;
 
-json load_json(const std::string& path) { return json::parse(testing::read_text(path)); }
-
-struct Exported {
-  std::string out;
-  std::vector<ExportReport> reports;
-};
-
-Exported export_synthetic(const std::string& target) {
-  const std::string dir = testing::fresh_temp_dir();
-  testing::write_synthetic_results(dir + "/results");
-  const json calibration = build_calibration(load_results_dir(dir + "/results"));
-  return {dir + "/export", export_to(calibration, target, dir + "/export")};
-}
-
-void expect_descending_step_table(const json& table) {
-  ASSERT_TRUE(table.is_array());
-  ASSERT_FALSE(table.empty());
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    ASSERT_TRUE(table[i].is_array() && table[i].size() == 2) << table.dump();
-    EXPECT_TRUE(table[i][0].is_number() && table[i][1].is_number());
-    EXPECT_GT(table[i][1].get<double>(), 0.0);
-    EXPECT_LE(table[i][1].get<double>(), 1.0);
-    if (i) EXPECT_LT(table[i][0].get<double>(), table[i - 1][0].get<double>());
-  }
-  EXPECT_EQ(table.back()[0].get<double>(), 0.0);  // every op size matches some entry
-}
-
-TEST(ExportCalculon, SystemJsonHasCalculonShapeAndUnits) {
-  const Exported e = export_synthetic("calculon");
-  const json s = load_json(e.out + "/calculon/system.json");
-  for (const char* dtype : {"bfloat16", "float32"}) {
-    ASSERT_TRUE(s["matrix"].contains(dtype)) << s["matrix"].dump();
-    EXPECT_TRUE(s["matrix"][dtype]["tflops"].is_number());
-    expect_descending_step_table(s["matrix"][dtype]["gflops_efficiency"]);
-  }
-  EXPECT_DOUBLE_EQ(s["matrix"]["bfloat16"]["tflops"].get<double>(), testing::kBf16PeakTflops);
-  EXPECT_NEAR(s["mem1"]["GBps"].get<double>(), testing::kMemoryGbps, 0.05 * testing::kMemoryGbps);
-  EXPECT_NEAR(s["mem1"]["GiB"].get<double>(), 80.0, 1e-9);
-  expect_descending_step_table(s["mem1"]["MB_efficiency"]);
-  ASSERT_TRUE(s["vector"].contains("float32")) << s["vector"].dump();
-  EXPECT_DOUBLE_EQ(s["vector"]["float32"]["tflops"].get<double>(), testing::kVectorPeakTflops);
-  expect_descending_step_table(s["vector"]["float32"]["gflops_efficiency"]);
-  EXPECT_NEAR(s["vector"]["float32"]["gflops_efficiency"][0][1].get<double>(),
-              testing::kVectorTflops / testing::kVectorPeakTflops, 0.05);
-  ASSERT_EQ(s["networks"].size(), 2u);
-  const json& intra = s["networks"][0];
-  for (const char* key : {"bandwidth", "efficiency", "size", "latency", "ops", "must_be_filled", "processor_usage"})
-    EXPECT_TRUE(intra.contains(key)) << key;
-  EXPECT_NEAR(intra["bandwidth"].get<double>(), testing::kIntraBetaGbps, 2.0);  // GB/s
-  EXPECT_NEAR(intra["latency"].get<double>(), testing::kIntraAlphaUs * 1e-6, 0.5e-6);  // seconds
-  EXPECT_EQ(intra["size"], 4);
-  EXPECT_EQ(intra["must_be_filled"], true);
-  EXPECT_EQ(intra["ops"]["all_reduce"], json({2, -1}));
-  EXPECT_EQ(intra["ops"]["all_gather"], json({1, -1}));
-  EXPECT_EQ(intra["ops"]["reduce_scatter"], json({1, -1}));
-  EXPECT_EQ(intra["ops"]["p2p"], json({1, nullptr}));
-  EXPECT_TRUE(intra["processor_usage"].is_null());  // not measured: not invented
-  EXPECT_EQ(s["networks"][1]["size"], 8);
-  EXPECT_NEAR(s["networks"][1]["bandwidth"].get<double>(), testing::kInterBetaGbps, 0.5);
-  const auto& unfilled = e.reports.at(0).unfilled;
-  EXPECT_TRUE(std::any_of(unfilled.begin(), unfilled.end(),
-                          [](const std::string& u) { return u.find("processor_usage") != std::string::npos; }));
-}
-
-TEST(ExportAstraSim, NetworkYamlPerDimensionAndSystemJson) {
-  const Exported e = export_synthetic("astrasim");
-  const std::string yml = testing::read_text(e.out + "/astrasim/network.yml");
-  auto list_of = [&](const std::string& key) {
-    std::smatch m;
-    EXPECT_TRUE(std::regex_search(yml, m, std::regex("\n" + key + ": \\[ ([^\\]]*) \\]"))) << key << "\n" << yml;
-    std::vector<std::string> items;
-    std::stringstream ss(m[1].str());
-    for (std::string item; std::getline(ss, item, ',');) items.push_back(std::regex_replace(item, std::regex(" "), ""));
-    return items;
+TEST(ExportSettings, ParsesKnownKeysAndRejectsBadOnesWithTheItemNamed) {
+  const ExportSettings s = ExportSettings::parse(
+      {"processor_usage=0.05", "nodes=64", "nersc_comm_op=allreduce", "vtrain_gpu_name=A100"});
+  EXPECT_DOUBLE_EQ(*s.number("processor_usage"), 0.05);
+  EXPECT_DOUBLE_EQ(*s.number("nodes"), 64);
+  EXPECT_EQ(*s.word("nersc_comm_op"), "allreduce");
+  EXPECT_FALSE(s.number("memory_gbps"));
+  auto error_of = [](const std::vector<std::string>& items) {
+    try {
+      ExportSettings::parse(items);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
   };
-  EXPECT_EQ(list_of("topology"), (std::vector<std::string>{"Switch", "Switch"}));
-  EXPECT_EQ(list_of("npus_count"), (std::vector<std::string>{"4", "2"}));
-  const auto bandwidth = list_of("bandwidth"), latency = list_of("latency");
-  ASSERT_EQ(bandwidth.size(), 2u);
-  EXPECT_NEAR(std::stod(bandwidth[0]), testing::kIntraBetaGbps, 2.0);  // GB/s
-  EXPECT_NEAR(std::stod(latency[0]), testing::kP2pIntraAlphaUs * 1e3 / 2, 200.0);  // ns per hop
-  const json sys = load_json(e.out + "/astrasim/system.json");
-  EXPECT_TRUE(sys["local-mem-bw"].is_number());
-  EXPECT_TRUE(sys["peak-perf"].is_number());
-  EXPECT_LT(sys["peak-perf"].get<double>(), testing::kBf16PeakTflops);  // achieved, TFLOP/s
-  EXPECT_EQ(sys["roofline-enabled"], 1);
-  EXPECT_EQ(sys["all-reduce-implementation"].size(), 2u);
+  EXPECT_NE(error_of({"processor_usag=0.05"}).find("unknown key 'processor_usag'"), std::string::npos);
+  EXPECT_NE(error_of({"processor_usage=1.5"}).find("fraction"), std::string::npos);
+  EXPECT_NE(error_of({"memory_gbps=-3"}).find("> 0"), std::string::npos);
+  EXPECT_NE(error_of({"memory_gbps=fast"}).find("not a number"), std::string::npos);
+  EXPECT_NE(error_of({"memory_gbps=nan"}).find("not a number"), std::string::npos);
+  EXPECT_NE(error_of({"nodes=2.5"}).find("integer"), std::string::npos);
+  EXPECT_NE(error_of({"nersc_comm_op=broadcast"}).find("allgather | allreduce"), std::string::npos);
+  EXPECT_NE(error_of({"vtrain_gpu_name=a/b"}).find("name"), std::string::npos);
+  EXPECT_NE(error_of({"nodes=2", "nodes=3"}).find("twice"), std::string::npos);
+  EXPECT_NE(error_of({"nodes"}).find("KEY=VALUE"), std::string::npos);
 }
 
-// The one-way latency the exporters use: a pingpong group's α is a round trip's, so half of
-// it (osu_latency), preferred over sendrecv's per-message α; tiers do not mix.
-TEST(ExportCommon, P2pLatencyPrefersHalfThePingpongRoundTrip) {
-  auto group = [](const std::string& pattern, int spans_nodes, double alpha_us) {
-    return json{{"pattern", pattern},
-                {"spans_nodes", spans_nodes},
-                {"alpha_beta", {{"alpha_us", alpha_us}, {"beta_gbps", 10.0}}}};
-  };
-  json calibration{{"communication", {{"p2p", json::array({group("bidir", 0, 9.0), group("sendrecv", 0, 3.0)})}}}};
-  auto latency = p2p_latency(calibration, 0);
-  ASSERT_TRUE(latency);
-  EXPECT_EQ(latency->pattern, "sendrecv");
-  EXPECT_DOUBLE_EQ(latency->us, 3.0);
-  json& groups = calibration["communication"]["p2p"];
-  groups.push_back(group("pingpong", 1, 50.0));  // the other tier
-  groups.push_back({{"pattern", "pingpong"}, {"spans_nodes", 0}, {"alpha_beta", {{"error", "needs 3 distinct sizes"}}}});
-  EXPECT_EQ(p2p_latency(calibration, 0)->pattern, "sendrecv");
-  groups.push_back(group("pingpong", 0, 10.0));
-  latency = p2p_latency(calibration, 0);
-  EXPECT_EQ(latency->pattern, "pingpong");
-  EXPECT_DOUBLE_EQ(latency->us, 5.0);
-  EXPECT_DOUBLE_EQ(p2p_latency(calibration, 1)->us, 25.0);
-  EXPECT_FALSE(p2p_latency(json{{"communication", {{"p2p", json::array()}}}}, 0));
+TEST(ExportComm, TakesTheAskedGroupSizeAndItsBandwidthRegime) {
+  const json c = testing::conformance_calibration();
+  const auto f = collective_figure(c, "allgather", 4, 0);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->provenance, "measured");
+  EXPECT_EQ(f->nranks_measured, 4);
+  EXPECT_NEAR(f->busbw_gbps, testing::comm_truth("allgather", 4, false).busbw_gbps, 1e-6);
+  EXPECT_NEAR(f->alpha_us, testing::comm_truth("allgather", 4, false).alpha_us, 1e-6);
+  EXPECT_NE(f->source.find("the largest measured sizes"), std::string::npos) << f->source;
+  // Not measured, between measured rank counts: the communication models interpolate (bus
+  // bandwidth in log2 n), said so; beyond them they extrapolate.
+  const auto between = collective_figure(c, "allreduce", 6, 0);
+  ASSERT_TRUE(between);
+  EXPECT_EQ(between->provenance, "interpolated") << between->source;
+  EXPECT_EQ(between->nranks_asked, 6);
+  const double bw4 = testing::comm_truth("allreduce", 4, false).busbw_gbps,
+               bw8 = testing::comm_truth("allreduce", 8, false).busbw_gbps;
+  EXPECT_GT(between->busbw_gbps, std::min(bw4, bw8) * 0.999);
+  EXPECT_LT(between->busbw_gbps, std::max(bw4, bw8) * 1.001);
+  const auto beyond = collective_figure(c, "allreduce", 16, 0);
+  ASSERT_TRUE(beyond);
+  EXPECT_EQ(beyond->provenance, "extrapolated") << beyond->source;
+  EXPECT_EQ(beyond->nranks_measured, 8);
+  EXPECT_FALSE(collective_figure(c, "alltoall", 8, 0));
+  EXPECT_FALSE(collective_figure(testing::conformance_calibration(false), "allreduce", 16, 1));
 }
 
-TEST(ExportNersc, SystemJsonFieldsAndSigmoidForm) {
-  const Exported e = export_synthetic("nersc");
-  const json s = load_json(e.out + "/nersc/system.json");
-  for (const char* key : {"matrix_flops_fp16", "hbm_bandwidth", "nvlink_bandwidth", "nvlink_eff", "nvlink_latency",
-                          "ib_bandwidth", "ib_eff", "ib_latency", "nvlink_size"})
-    EXPECT_TRUE(s[key].is_number()) << key << " in " << s.dump();
-  ASSERT_TRUE(s.contains("nic_factor"));
-  EXPECT_TRUE(s["nic_factor"].is_null());
-  // bench_memory: fma_chain rates and the copy plateau beyond the caches.
-  EXPECT_NEAR(s["vector_flops_fp32"].get<double>(), testing::kVectorTflops, 2.0);
-  EXPECT_NEAR(s["vector_flops_fp16"].get<double>(), 2 * testing::kVectorTflops, 4.0);  // from bf16
-  EXPECT_NEAR(s["hbm_bandwidth"].get<double>(), testing::kMemoryGbps, 0.05 * testing::kMemoryGbps);
-  EXPECT_NEAR(s["nvlink_bandwidth"].get<double>(), testing::kIntraBetaGbps, 2.0);
-  EXPECT_NEAR(s["ib_latency"].get<double>(), testing::kInterAlphaUs * 1e-6, 2e-6);
-  EXPECT_EQ(s["nvlink_size"], 4);
-  const json fits = load_json(e.out + "/nersc/comm_sigmoid_fits.json");
-  // {op: {gpus_per_node: {nodes: [H, k, x0, y0]}}}
-  ASSERT_TRUE(fits.contains("allreduce"));
-  const json& one = fits["allreduce"]["4"]["1"];
-  ASSERT_EQ(one.size(), 4u);
-  for (const auto& v : one) EXPECT_TRUE(v.is_number());
-  EXPECT_TRUE(fits["allreduce"]["4"].contains("2"));  // 8 ranks over 2 nodes
+// The bandwidth regime: small sizes on a different curve (a latency knee) do not bend the α–β
+// the tools get for the sizes a training step uses.
+TEST(ExportComm, SmallMessageKneeDoesNotBendTheExportedBandwidth) {
+  json c = testing::conformance_calibration();
+  for (json& g : c["communication"]["collectives"])
+    for (json& p : g["points"])
+      if (p["size_bytes"].get<double>() < 65536) p["time_us_median"] = p["time_us_median"].get<double>() * 3;
+  const auto f = collective_figure(c, "allreduce", 8, 0);
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->busbw_gbps / testing::comm_truth("allreduce", 8, false).busbw_gbps, 1.0, 1e-3);
 }
 
-TEST(ExportVTrain, NcclTestsRowsPerGpuCountInOneMiBSteps) {
-  const Exported e = export_synthetic("vtrain");
-  const CsvTable t = CsvTable::read_file(e.out + "/vtrain/allreduce_4gpu_1node.csv");
-  EXPECT_EQ(t.columns(), (std::vector<std::string>{"size(B)", "count", "type", "time(ns)", "busbw(GB/s)"}));
-  ASSERT_EQ(t.row_count(), 1024u);  // 1 MiB .. 1 GiB
-  EXPECT_EQ(t.get_double(0, "size(B)"), 1048576.0);
-  EXPECT_EQ(t.get_double(1023, "size(B)"), 1073741824.0);
-  EXPECT_EQ(t.get_string(0, "type"), "float");
-  EXPECT_EQ(t.get_double(0, "count"), 1048576.0 / 4);
-  for (std::size_t r : {std::size_t{0}, std::size_t{500}, std::size_t{1023}}) {
-    const double size = t.get_double(r, "size(B)");
-    const double model_ns = (testing::kIntraAlphaUs + size * 1.5 / (testing::kIntraBetaGbps * 1e3)) * 1e3;
-    EXPECT_NEAR(t.get_double(r, "time(ns)") / model_ns, 1.0, 0.05) << size;
-    EXPECT_NEAR(t.get_double(r, "busbw(GB/s)"), size * 1.5 / t.get_double(r, "time(ns)"), 1e-3);
+// --set comm_bytes: where the measured curve is not α–β shaped, the exported α–β is the curve's
+// secant at that size, exact at the two measured sizes around it; when the secant's intercept is
+// negative (bus bandwidth falling with size, as on a host when buffers leave the caches), α = 0
+// and the bandwidth of that size, still exact there.
+TEST(ExportComm, CommBytesTakesTheSecantOfTheMeasuredCurveThere) {
+  for (double exponent : {-0.1, 0.2}) {
+    json c = testing::conformance_calibration();
+    for (json& g : c["communication"]["collectives"])
+      for (json& p : g["points"])
+        p["time_us_median"] =
+            p["time_us_median"].get<double>() * std::pow(p["size_bytes"].get<double>() / 1e6, exponent);
+    const double size = 32.0 * 1048576;
+    auto measured_at = [&](double s) {
+      for (const json& g : c["communication"]["collectives"])
+        if (g["collective"] == "allreduce" && g["nranks"] == 8)
+          for (const json& p : g["points"])
+            if (p["size_bytes"] == s) return p["time_us_median"].get<double>();
+      return 0.0;
+    };
+    const auto secant = collective_figure(c, "allreduce", 8, 0, size);
+    ASSERT_TRUE(secant);
+    EXPECT_NE(secant->source.find("33554432 B (comm_bytes)"), std::string::npos) << secant->source;
+    const double f = testing::bus_factor("allreduce", 8);
+    auto model = [&](const CommFigure& x, double s) { return x.alpha_us + s * f / (x.busbw_gbps * 1e3); };
+    EXPECT_NEAR(model(*secant, size) / measured_at(size), 1.0, 1e-9) << exponent;
+    if (exponent < 0)
+      EXPECT_NEAR(model(*secant, size / 2) / measured_at(size / 2), 1.0, 1e-9);
+    else
+      EXPECT_EQ(secant->alpha_us, 0.0);
+    const auto regime = collective_figure(c, "allreduce", 8, 0);  // the >= 1 MiB fit is off there
+    EXPECT_GT(std::abs(model(*regime, size) / measured_at(size) - 1), 0.02) << exponent;
   }
-  EXPECT_TRUE(std::filesystem::exists(e.out + "/vtrain/allreduce_8gpu_2node.csv"));
 }
 
-TEST(Export, MissingInputsAreReportedNeverInvented) {
+TEST(ExportComm, P2pPrefersSendrecvAndHalvesPingpongRoundTrips) {
+  auto group = [](const std::string& pattern, int spans_nodes, double alpha_us, double beta_gbps) {
+    json points = json::array();
+    for (double s = 1 << 20; s <= (1 << 28); s *= 4)
+      points.push_back({{"size_bytes", s}, {"time_us_median", alpha_us + s / (beta_gbps * 1e3)}});
+    return json{{"pattern", pattern}, {"direction", "uni"}, {"spans_nodes", spans_nodes}, {"points", points}};
+  };
+  json c{{"communication",
+          {{"p2p", json::array({group("pingpong", 0, 10.0, 20.0), group("bidir", 0, 1.0, 1.0)})}}}};
+  auto f = p2p_figure(c, 0);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->collective, "pingpong");
+  EXPECT_NEAR(f->alpha_us, 5.0, 1e-6);     // one way: half a round trip
+  EXPECT_NEAR(f->busbw_gbps, 40.0, 1e-6);  // a round trip moves the size twice
+  c["communication"]["p2p"].push_back(group("sendrecv", 0, 3.0, 30.0));
+  f = p2p_figure(c, 0);
+  EXPECT_EQ(f->collective, "sendrecv");
+  EXPECT_NEAR(f->alpha_us, 3.0, 1e-6);
+  EXPECT_FALSE(p2p_figure(c, 1));
+}
+
+TEST(ExportFigures, ReferenceGemmIsTheFastestLongEnoughShape) {
+  const auto g = reference_gemm(testing::conformance_calibration(), "bf16");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->m, 8192);
+  EXPECT_EQ(g->k, 8192);
+  EXPECT_GE(g->time_us, kReferenceGemmMinUs);
+  EXPECT_NEAR(g->time_us, g->flops / (testing::gemm_truth_tflops(8192, 8192, 8192) * 1e6), 1e-6);
+  EXPECT_FALSE(reference_gemm(testing::conformance_calibration(), "fp8"));
+}
+
+// bench_memory's section of calibration.json (issue 15: device_bandwidth_gbps, copy_MB_efficiency,
+// vector.<dtype>.best_tflops) fills the memory and vector figures without --set; cache-resident
+// sizes faster than memory are capped at efficiency 1 (Calculon asserts eff <= 1).
+TEST(ExportFigures, MemorySectionFillsMemoryAndVectorFigures) {
+  json c = testing::conformance_calibration();
+  c["memory"] = {{"device_bandwidth_gbps", 2900.0},
+                 {"device_bandwidth_source", "bench_memory copy fp32, memory plateau"},
+                 {"copy_MB_efficiency", json::array({json::array({1000.0, 1.0}), json::array({10.0, 1.4}),
+                                                     json::array({0.01, 0.2})})},
+                 {"vector", {{"fp32", {{"best_tflops", 60.0}}}, {"bf16", {{"best_tflops", 110.0}}}}}};
+  const ExportSettings none;
+  const auto bw = memory_bandwidth_gbps(c, none);
+  ASSERT_TRUE(bw);
+  EXPECT_EQ(bw->value, 2900.0);
+  EXPECT_NE(bw->source.find("memory plateau"), std::string::npos);
+  EXPECT_EQ(memory_mb_efficiency(c, none), json::parse("[[1000.0, 1.0], [10.0, 1.0], [0, 0.2]]"));
+  EXPECT_EQ(vector_tflops(c, none, {"fp16", "bf16", "fp32"})->value, 110.0);
+  EXPECT_EQ(vector_tflops(c, none, {"fp32"})->value, 60.0);
+  EXPECT_FALSE(vector_tflops(c, none, {"fp16"}));
+  EXPECT_EQ(vector_tflops(c, ExportSettings::parse({"vector_tflops=5"}), {"fp16"})->value, 5.0);
+  // Calculon and NERSC then export with only the figures no bench measures.
   const std::string dir = testing::fresh_temp_dir();
-  std::ofstream(dir + "/gemm.csv")
-      << "bench,point,status,regime,samples,time_us_median,time_us_p10,time_us_p90,dtype,m,n,k,batch,flops,tflops,"
-         "peak_tflops\ngemm,a,ok,hot,10,1,1,1,bf16,64,64,64,1,524288,0.5,900\n";
+  const auto reports = export_to(c, "all", dir, ExportSettings::parse({"processor_usage=0.05", "offload_gbps=50",
+                                                                       "offload_gib=512", "nodes=16"}));
+  for (const auto& r : reports) EXPECT_TRUE(r.ok()) << format_export_report(r);
+  const json calculon = json::parse(testing::read_text(dir + "/calculon/system.json"));
+  EXPECT_EQ(calculon["vector"]["bfloat16"]["tflops"], 110.0);
+  EXPECT_EQ(calculon["mem1"]["GBps"], 2900.0);
+  const json nersc = json::parse(testing::read_text(dir + "/nersc/system.json"));
+  EXPECT_NEAR(nersc["vector_flops_fp16"].get<double>(), 110.0 / 0.8, 1e-9);  // bf16: no fp16 rows
+}
+
+TEST(Export, RefusedConsumerWritesNothingAndEveryLineNamesItsRemedy) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::ofstream(dir + "/gemm.csv") << "bench,point,status,regime,samples,time_us_median,time_us_p10,time_us_"
+                                      "p90,dtype,m,n,k,batch,flops,tflops,"
+                                      "peak_tflops\ngemm,a,ok,hot,10,1,1,1,bf16,64,64,64,1,524288,0.5,900\n";
   const json calibration = build_calibration(load_results_dir(dir));
   const auto reports = export_to(calibration, "all", dir + "/export");
   ASSERT_EQ(reports.size(), 4u);
-  const json calculon = load_json(dir + "/export/calculon/system.json");
-  EXPECT_TRUE(calculon["networks"].empty());
-  EXPECT_TRUE(calculon["mem1"]["GBps"].is_null());
-  const json nersc = load_json(dir + "/export/nersc/system.json");
-  EXPECT_TRUE(nersc["nvlink_bandwidth"].is_null());
-  EXPECT_TRUE(nersc["ib_latency"].is_null());
-  EXPECT_TRUE(nersc["matrix_flops_fp16"].is_number());
   for (const auto& r : reports) {
-    EXPECT_FALSE(r.unfilled.empty()) << r.consumer;
+    EXPECT_FALSE(r.ok()) << r.consumer;
+    EXPECT_TRUE(r.files_written.empty()) << r.consumer;
+    for (const auto& line : r.refused) {
+      EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+      EXPECT_TRUE(line.find("measure it with") != std::string::npos ||
+                  line.find("--set") != std::string::npos)
+          << line;
+    }
     const std::string text = format_export_report(r);
-    EXPECT_NE(text.find("NOT FILLED"), std::string::npos);
+    EXPECT_NE(text.find("REFUSED, nothing written"), std::string::npos) << text;
+    EXPECT_EQ(format_export_report(r, false).find("missing:"), std::string::npos);
   }
-  EXPECT_TRUE(reports[3].files_written.empty());  // vtrain: no allreduce rows, no file
+  EXPECT_FALSE(std::filesystem::exists(dir + "/export"));
   EXPECT_THROW(export_to(calibration, "simai", dir), std::invalid_argument);
+}
+
+// From CSV rows through fit to every consumer's files, with the figures a host run lacks set.
+TEST(Export, SyntheticResultsFolderExportsEveryConsumerWithSettings) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/results");
+  const json calibration = build_calibration(load_results_dir(dir + "/results"));
+  const ExportSettings settings = ExportSettings::parse(
+      {"vector_tflops=60", "processor_usage=0.05", "offload_gbps=50", "offload_gib=512", "nodes=4"});
+  // The synthetic folder has no reduce_scatter and its inter-node group is allreduce only, so
+  // Calculon refuses the missing ops' figures; NERSC, ASTRA-sim and vTrain export.
+  const auto reports = export_to(calibration, "all", dir + "/export", settings);
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_FALSE(reports[0].ok());
+  for (const auto& line : reports[0].refused) EXPECT_EQ(line.rfind("networks[", 0), 0u) << line;
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(reports[i].ok()) << format_export_report(reports[i]);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/nersc/system.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/astrasim/network.yml"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/synthetic_gpu/AR_GPU4_1M_1024M_LUT"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/export_notes.txt"));
 }
 
 }  // namespace

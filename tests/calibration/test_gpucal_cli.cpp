@@ -60,10 +60,19 @@ TEST(GpucalCli, FitAndExportWriteTheirFiles) {
   std::string out;
   ASSERT_EQ(gpucal("fit " + dir + "/r", out, dir), 0) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/r/calibration.json"));
-  ASSERT_EQ(gpucal("export " + dir + "/r/calibration.json --to all -o " + dir + "/x", out, dir), 0) << out;
-  for (const char* f : {"calculon/system.json", "astrasim/network.yml", "astrasim/system.json", "nersc/system.json",
-                        "vtrain/allreduce_2gpu_1node.csv"})
+  // Calculon lacks figures no bench measured: refused with one stderr line per figure, exit 2,
+  // the other consumers written.
+  const std::string cmd = "export " + dir + "/r/calibration.json --to all -o " + dir + "/x";
+  EXPECT_EQ(gpucal(cmd, out, dir), 2) << out;
+  EXPECT_NE(out.find("gpucal: export calculon refused: mem2.GBps:"), std::string::npos) << out;
+  EXPECT_NE(out.find("--set processor_usage=0.05"), std::string::npos) << out;
+  for (const char* f : {"astrasim/network.yml", "astrasim/system.json", "vtrain/synthetic_gpu/AR_GPU2_1M_1024M_LUT"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/x/" + f)) << f;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x/calculon/system.json"));
+  EXPECT_EQ(gpucal("export " + dir + "/r --to nersc -o " + dir + "/y --set vector_tflops=60", out, dir), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/y/nersc/system.json"));
+  EXPECT_EQ(gpucal(cmd + " --set processor_usage=2", out, dir), 2);
+  EXPECT_EQ(out, "gpucal: error: --set processor_usage=2: expected a fraction, 0 <= value < 1\n");
 }
 
 TEST(GpucalCli, BadInputGivesAOneLineErrorAndExitTwo) {
@@ -103,8 +112,8 @@ TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
       << args;
   EXPECT_NE(args.find("--m 128,512"), std::string::npos) << args;
   EXPECT_TRUE(std::filesystem::exists(dir + "/res/calibration.json"));
-  EXPECT_TRUE(std::filesystem::exists(dir + "/res/export/calculon/system.json"));
   const std::string summary = testing::read_text(dir + "/res/summary.md");
+  EXPECT_NE(summary.find("- calculon: refused"), std::string::npos) << summary;  // no networks measured
   EXPECT_NE(summary.find("| gemm | ok |"), std::string::npos) << summary;
   EXPECT_NE(summary.find("| p2p | not built |"), std::string::npos) << summary;
 }

@@ -1,0 +1,54 @@
+// `gpucal export --set KEY=VALUE`: figures a modeler supplies by hand where gpucal has not
+// measured them (or wants to override a measurement), and the modelled machine's shape.
+// Every key is listed in export_setting_specs() with its unit and the fields it fills; an
+// unknown key or a malformed value is a usage error. Exporters say in their notes which
+// values came from --set.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucal::calibration {
+
+enum class SettingKind {
+  kPositive,  // a finite number > 0
+  kFraction,  // 0 <= v < 1
+  kCount,     // an integer >= 1
+  kWord,      // one of ExportSettingSpec::words
+  kText,      // a name: letters, digits, '.', '_', '-'
+};
+
+struct ExportSettingSpec {
+  std::string key;
+  SettingKind kind = SettingKind::kPositive;
+  std::string unit;                // "GB/s", "GiB", "TFLOP/s", "µs", "GPUs", ...
+  std::string fills;               // which consumers' fields (README, error messages)
+  std::vector<std::string> words;  // the allowed values of a kWord key
+};
+
+const std::vector<ExportSettingSpec>& export_setting_specs();
+
+class ExportSettings {
+ public:
+  ExportSettings() = default;
+  // Parses "key=value" items; throws std::invalid_argument naming the item on an unknown key,
+  // a value of the wrong kind, or a key given twice.
+  static ExportSettings parse(const std::vector<std::string>& items);
+
+  std::optional<double> number(const std::string& key) const;
+  std::optional<std::string> word(const std::string& key) const;
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+// The one-line refusal for a required figure that is neither measured nor set:
+// "<field>: <why>; measure it with <run>, or pass --set <key>=<example>" (no --set part when
+// key is empty: a figure only a measurement gives; no run part when run is empty: a figure no
+// gpucal bench measures).
+std::string missing_figure(const std::string& field, const std::string& why, const std::string& run,
+                           const std::string& key, const std::string& example);
+
+}  // namespace gpucal::calibration

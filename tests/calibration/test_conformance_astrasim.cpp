@@ -1,0 +1,140 @@
+// Conformance of the ASTRA-sim export with what ASTRA-sim (c0cf6d6) and its analytical network
+// backend require, as read in extern/network_backend/analytical/common/network-parser/
+// NetworkParser.cpp (YAML lists topology, npus_count as int > 1, bandwidth as double > 0,
+// latency as double >= 0, one entry per dimension), common/NetworkFunction.cpp (bandwidth x 2^30
+// B/s), and astra-sim/system/Sys.cc initialize_sys (nlohmann::json typed reads: a null aborts).
+// The network file is parsed with yaml-cpp, the library the backend uses.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "conformance_calibration.h"
+#include "export_common.h"
+#include "test_util.h"
+
+namespace gpucal::calibration {
+namespace {
+
+using nlohmann::json;
+
+struct Network {
+  std::vector<std::string> topology;
+  std::vector<int> npus;
+  std::vector<double> bandwidth_gibps, latency_ns;
+};
+
+// NetworkParser::parse_network_config_yml + check_validity.
+Network parse_as_astrasim(const std::string& path) {
+  const YAML::Node yml = YAML::LoadFile(path);
+  Network n;
+  n.topology = yml["topology"].as<std::vector<std::string>>();
+  n.npus = yml["npus_count"].as<std::vector<int>>();
+  n.bandwidth_gibps = yml["bandwidth"].as<std::vector<double>>();
+  n.latency_ns = yml["latency"].as<std::vector<double>>();
+  return n;
+}
+
+std::vector<std::string> astrasim_settings() {
+  return {"nodes=16"};
+}
+
+TEST(ConformanceAstraSim, NetworkYamlParsesAsTheBackendReadsIt) {
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r =
+      export_astrasim(testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
+  ASSERT_TRUE(r.ok()) << format_export_report(r);
+  const Network n = parse_as_astrasim(dir + "/astrasim/network.yml");
+  ASSERT_EQ(n.topology.size(), 2u);
+  EXPECT_EQ(n.npus.size(), n.topology.size());
+  EXPECT_EQ(n.bandwidth_gibps.size(), n.topology.size());
+  EXPECT_EQ(n.latency_ns.size(), n.topology.size());
+  for (const auto& t : n.topology) EXPECT_TRUE(t == "Ring" || t == "Switch" || t == "FullyConnected") << t;
+  for (int c : n.npus) EXPECT_GT(c, 1);
+  for (double b : n.bandwidth_gibps) EXPECT_GT(b, 0);
+  for (double l : n.latency_ns) EXPECT_GE(l, 0);
+  EXPECT_EQ(n.npus[0], testing::kGpusPerNode);
+  EXPECT_EQ(n.npus[1], 16);  // the modelled machine's nodes (--set nodes), not the measured 2
+}
+
+TEST(ConformanceAstraSim, SystemJsonReadsWithTheTypesSysCcAssigns) {
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r =
+      export_astrasim(testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
+  ASSERT_TRUE(r.ok());
+  const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
+  const std::size_t dims = parse_as_astrasim(dir + "/astrasim/network.yml").topology.size();
+  // Sys::initialize_sys assigns these to typed variables (string / vector<string> / int / double).
+  EXPECT_TRUE(
+      std::set<std::string>({"LIFO", "FIFO", "EXPLICIT"}).count(j["scheduling-policy"].get<std::string>()));
+  for (const char* key : {"all-reduce-implementation", "all-gather-implementation",
+                          "reduce-scatter-implementation", "all-to-all-implementation"}) {
+    const auto impls = j[key].get<std::vector<std::string>>();
+    EXPECT_EQ(impls.size(), dims) << key;
+    for (const auto& impl : impls) EXPECT_EQ(impl, "ring") << key;
+  }
+  EXPECT_TRUE(j["collective-optimization"] == "baseline" || j["collective-optimization"] == "localBWAware");
+  for (const char* key : {"active-chunks-per-dimension", "endpoint-delay", "preferred-dataset-splits",
+                          "roofline-enabled", "boost-mode"})
+    EXPECT_TRUE(j[key].is_number_integer()) << key;
+  for (const char* key : {"peak-perf", "local-mem-bw"}) {
+    ASSERT_TRUE(j[key].is_number()) << key << " = " << j[key].dump();  // a null aborts: type must be number
+    EXPECT_GT(j[key].get<double>(), 0);
+  }
+  EXPECT_DOUBLE_EQ(j["local-mem-bw"].get<double>(), testing::kCopyGbps);  // GB/s (x 1e9 in Sys.cc)
+  // peak-perf (TFLOP/s, x 1e12): the reference GEMM's achieved rate, so the roofline's compute
+  // time of that GEMM is ours.
+  EXPECT_NEAR(j["peak-perf"].get<double>(), testing::gemm_truth_tflops(8192, 8192, 8192), 1e-9);
+}
+
+// The analytical backend's ring allreduce (one chunk, Switch dimensions), as its code runs it and
+// as checked against its output: per dimension d, 2(n_d-1) messages of the remaining data / n_d,
+// each 2 hops x latency_d + bytes / (bandwidth_d x 2^30); dimension 1 handles S / n0; each NPU
+// reduces (n-1)/n·S bytes at 3 passes of local-mem-bw (x 1e9).
+double astrasim_allreduce_ns(const Network& net, double local_mem_gbps, double size, std::size_t dims) {
+  double t = 0, data = size, n = 1;
+  for (std::size_t d = 0; d < dims; ++d) {
+    const double nd = net.npus[d];
+    t += 2 * (nd - 1) * (2 * net.latency_ns[d] + data / nd / (net.bandwidth_gibps[d] * 1073741824.0) * 1e9);
+    data /= nd;
+    n *= nd;
+  }
+  return t + 3 * (n - 1) / n * size / (local_mem_gbps * 1e9) * 1e9;
+}
+
+// One node (the intra-node dimension) and two nodes of 8 (both dimensions) reproduce our
+// allreduce: the GiB/s unit, the per-link bandwidth, the stages it adds and its reductions.
+TEST(ConformanceAstraSim, SimulatedAllreduceIsOursWithinAndAcrossNodes) {
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r = export_astrasim(testing::conformance_calibration(), {}, dir);
+  ASSERT_TRUE(r.ok()) << format_export_report(r);
+  Network net = parse_as_astrasim(dir + "/astrasim/network.yml");
+  const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
+  const double mem = j["local-mem-bw"];
+  ASSERT_EQ(net.npus[1], 2);  // the measured nodes without --set nodes
+  for (double size : {1048576.0, 64.0 * 1048576, 1073741824.0}) {
+    EXPECT_NEAR(astrasim_allreduce_ns(net, mem, size, 1) /
+                    (testing::truth_time_us("allreduce", 8, false, size) * 1e3),
+                1.0, 0.01)
+        << size;
+    EXPECT_NEAR(astrasim_allreduce_ns(net, mem, size, 2) /
+                    (testing::truth_time_us("allreduce", 16, true, size) * 1e3),
+                1.0, 0.01)
+        << size;
+  }
+  // The bandwidth is not our GB/s copied: GiB/s and room for the reductions.
+  EXPECT_GT(net.bandwidth_gibps[0] * 1.073741824, testing::comm_truth("allreduce", 8, false).busbw_gbps);
+}
+
+TEST(ConformanceAstraSim, RefusesWithoutMemoryBandwidth) {
+  json calibration = testing::conformance_calibration();
+  calibration["memory"] = nullptr;
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r = export_astrasim(calibration, ExportSettings::parse(astrasim_settings()), dir);
+  ASSERT_EQ(r.refused.size(), 1u);
+  EXPECT_NE(r.refused[0].find("--set memory_gbps="), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/astrasim/system.json"));
+}
+
+}  // namespace
+}  // namespace gpucal::calibration
