@@ -41,6 +41,9 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
                 "leave out (and list) operations nothing measures or models instead of failing");
   cmd->add_option("--sweep", sweep, "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination)")->expected(1, -1);
   cmd->add_flag("--quiet", quiet, "no per-op table");
+  cmd->add_flag("--measure-step", measure_step,
+                "compare with the step bench_step measured (RESULTS_DIR/step.csv, same model and layout): "
+                "predicted / measured; without it the comparison is made when such a row exists");
   return cmd;
 }
 
@@ -144,6 +147,17 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
                                          std::to_string(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s")
             << "\n";
   for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";
+  if (d.contains("measured_step")) {
+    const json& m = d["measured_step"];
+    std::cout << "  measured step (bench_step, " << m["samples"].get<int64_t>() << " samples)" << ms(m["time_s_median"])
+              << "  p10 " << ms(m["p10_s"], 0) << ", p90 " << ms(m["p90_s"], 0) << "\n"
+              << "  predicted for the same operations       " << ms(m["predicted_s"]) << "\n"
+              << "  predicted / measured                     " << m["predicted_over_measured"].get<double>()
+              << (m["roles_skipped"].get<std::string>().empty()
+                      ? std::string()
+                      : "  (not run, not counted: " + m["roles_skipped"].get<std::string>() + ")")
+              << "\n";
+  }
 }
 
 std::string backend_of(const calibration::ResultsDir& r) {
@@ -167,7 +181,11 @@ int PredictCommand::run() {
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
     if (sweep.empty()) {
       const model::Workload w = flags.derive(backend);
-      const Prediction p = predict_step(coster, cal, w, options);
+      Prediction p = predict_step(coster, cal, w, options);
+      const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
+      if (measure_step && !compared)
+        throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +
+                           "/step.csv (run bench_step with the same flags --out " + results_dir + "/step.csv)");
       print_table(p, w, !quiet);
       calibration::write_json_file(p.document, out);
       std::cout << "wrote " << out << "\n";

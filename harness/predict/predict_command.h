@@ -21,7 +21,7 @@ struct PredictCommand {
   model::ModelFlags flags;
   PredictOptions options;
   std::vector<std::string> sweep;
-  bool quiet = false;
+  bool quiet = false, measure_step = false;
 
   CLI::App* add_to(CLI::App& app);
   // Exit status: 0, 1 (a prediction could not be made: one line on stderr), 2 (usage).

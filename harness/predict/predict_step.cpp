@@ -1,7 +1,12 @@
 #include "harness/predict/predict_step.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/calibration/csv_table.h"
 
 namespace gpucal::predict {
 
@@ -140,6 +145,48 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   doc["missing"] = out.missing;
   out.document = doc;
   return out;
+}
+
+bool compare_measured_step(Prediction& p, const std::string& step_csv, const model::Workload& w) {
+  if (!std::filesystem::exists(step_csv)) return false;
+  const calibration::CsvTable t = calibration::CsvTable::read_file(step_csv);
+  const auto& l = w.layout;
+  auto num = [](int64_t v) { return std::to_string(v); };
+  const std::vector<std::pair<std::string, std::string>> cells{
+      {"model", w.model.name}, {"tp", num(l.tp)}, {"pp", num(l.pp)}, {"dp", num(l.dp)}, {"cp", num(l.cp)},
+      {"ep", num(l.ep)}, {"sp", l.sp ? "1" : "0"}, {"seq", num(w.facts.seq)}, {"micro_batch", num(l.micro_batch)},
+      {"scale", num(l.scale)}, {"layers", num(w.facts.layers_total)}, {"dtype", to_string(l.dtype)}};
+  for (const auto& [c, v] : cells)
+    if (!t.has_column(c)) return false;
+  std::optional<std::size_t> row;
+  for (std::size_t r = 0; r < t.row_count(); ++r) {
+    if (t.get_string(r, "status") != "ok") continue;
+    bool same = true;
+    for (const auto& [c, v] : cells) same = same && t.get_string(r, c) == v;
+    if (same) row = r;  // the last such row: the latest run
+  }
+  if (!row) return false;
+  std::set<std::string> ran;
+  std::stringstream roles(t.get_string(*row, "roles_run"));
+  for (std::string r; std::getline(roles, r, '+');) ran.insert(r);
+  double predicted = 0;
+  for (const auto& op : p.document["ops"])
+    if (ran.count(op["op_role"].get<std::string>())) predicted += op["time_s_per_step"].get<double>();
+  const double measured = t.get_double(*row, "time_us_median") * 1e-6;
+  p.document["measured_step"] = {
+      {"csv", step_csv},
+      {"line", t.line_of(*row)},
+      {"point", t.get_string(*row, "point")},
+      {"time_s_median", measured},
+      {"p10_s", t.get_double(*row, "time_us_p10") * 1e-6},
+      {"p90_s", t.get_double(*row, "time_us_p90") * 1e-6},
+      {"samples", t.get_int(*row, "samples")},
+      {"roles_skipped", t.get_string(*row, "roles_skipped")},
+      {"predicted_s", predicted},
+      {"predicted_rule", "the sum over the operations bench_step ran of time per call x calls_per_step (no overlap, "
+                         "no bubble: the sequence runs them back to back)"},
+      {"predicted_over_measured", predicted / measured}};
+  return true;
 }
 
 }  // namespace gpucal::predict

@@ -31,6 +31,12 @@ class PredictError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The row of RESULTS_DIR/step.csv (bench_step) that ran this model and layout, compared with
+// the prediction of the operations it ran: adds `measured_step` to the document
+// ({csv, line, point, time_s_median, p10_s, p90_s, samples, roles_skipped, predicted_s,
+// predicted_over_measured}). Returns false when the file or such a row is absent.
+bool compare_measured_step(Prediction& p, const std::string& step_csv, const model::Workload& w);
+
 Prediction predict_step(const OpCoster& coster, const nlohmann::json& calibration, const model::Workload& w,
                         const PredictOptions& options);
 

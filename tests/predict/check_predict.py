@@ -77,6 +77,23 @@ def main():
         sys.exit("FAIL: compute parts do not add up")
     print(f"ok: tp=1 step {total * 1e3:.3f} ms = sum of {len(doc['ops'])} measured ops")
 
+    # --measure-step: refused without bench_step's row, then compared with it.
+    p = run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--out", out], 1)
+    if "--measure-step: no ok row" not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+        sys.exit(f"FAIL: --measure-step without step.csv: {p.stderr!r}")
+    run([os.path.join(a.bin_dir, "bench_step", "bench_step")] + MODEL + FAST + ["--out", os.path.join(res, "step.csv")])
+    run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--out", out])
+    m = json.load(open(out))["measured_step"]
+    with open(os.path.join(res, "step.csv"), newline="") as f:
+        step_row = list(csv.DictReader(f))[-1]
+    if m["roles_skipped"] or not close(m["time_s_median"], float(step_row["time_us_median"]) * 1e-6):
+        sys.exit(f"FAIL: measured_step {m} is not step.csv's row")
+    if step_row["verified"] != "ok" or int(step_row["launches"]) != sum(op["calls_per_step"] for op in doc["ops"]):
+        sys.exit("FAIL: bench_step did not run every op of the step, verified")
+    if not close(m["predicted_s"], total) or not close(m["predicted_over_measured"], total / m["time_s_median"]):
+        sys.exit(f"FAIL: predicted {m['predicted_s']} / measured is not the ops' sum {total}")
+    print(f"ok: --measure-step predicted / measured = {m['predicted_over_measured']:.3f} (tiny model, loaded host)")
+
     # 2. Another layout: GEMMs from the tables; messages need a communication model.
     if a.mpirun:
         run(shlex.split(a.mpirun) + [os.path.join(a.bin_dir, "bench_collectives", "bench_collectives"),
