@@ -212,7 +212,8 @@ int PredictCommand::run() {
       }
     }
     std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.step_s < b.step_s; });
-    json doc{{"schema_version", 1}, {"sweep", sweep}, {"policy", {{"overlap", to_string(options.overlap)},
+    json doc{{"schema_version", 1}, {"model", model::to_json(model::model_as_run(spec, flags.resolved_layout(backend)))},
+             {"sweep", sweep}, {"policy", {{"overlap", to_string(options.overlap)},
                                                                   {"schedule", options.schedule.name}}}};
     json rows = json::array();
     std::cout << "rank  layout                                        step time    tokens/s      MFU   provenance\n";
