@@ -5,10 +5,30 @@
 #include <sstream>
 
 #include "harness/element_convert.h"
+#include "harness/world.h"
 #include "harness/errors.h"
 #include "harness/sweep.h"
 
 namespace gpucal::coll {
+
+std::shared_ptr<Group> make_first_ranks_group(int n, World& world, const std::shared_ptr<Communicator>& parent,
+                                              Watchdog& watchdog) {
+  auto g = std::make_shared<Group>();
+  g->nranks = n;
+  std::shared_ptr<World> sub = world.split_first(n);
+  std::shared_ptr<Communicator> comm = parent ? parent->split_first(n, sub) : sub ? make_host_communicator(sub) : nullptr;
+  if (sub) {
+    g->world = sub;
+    g->nnodes = sub->nodes();
+    g->ranks_per_node = static_cast<int>(sub->max_across(sub->local_size()));
+    g->comm = comm;
+    std::weak_ptr<Communicator> weak = g->comm;
+    watchdog.add_abort_hook([weak] {
+      if (auto c = weak.lock()) c->abort();
+    });
+  }
+  return g;
+}
 
 namespace {
 // Fills that no input produces (inputs are integers in [-4, 4]).

@@ -10,6 +10,7 @@
 #include "harness/driver.h"
 #include "harness/nccl_log.h"
 #include "harness/op.h"
+#include "harness/watchdog.h"
 
 namespace gpucal::coll {
 
@@ -21,6 +22,12 @@ struct Group {
   std::shared_ptr<Communicator> comm;
   bool member() const { return comm != nullptr; }
 };
+
+// The group of the first n ranks of `world`: on its members a communicator split from `parent`
+// (NCCL/RCCL) or made over the sub-world (MPI, threads), its abort registered with the
+// watchdog; on the other ranks no communicator (member() false). Same call order on every rank.
+std::shared_ptr<Group> make_first_ranks_group(int n, World& world, const std::shared_ptr<Communicator>& parent,
+                                              Watchdog& watchdog);
 
 struct CollectivePoint {
   const CollectiveDesc* desc = nullptr;

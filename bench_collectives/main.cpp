@@ -164,21 +164,8 @@ int main(int argc, char** argv) {
     if (!host) parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
     std::vector<std::shared_ptr<Group>> groups;
     for (int n : ranks) {
-      auto g = std::make_shared<Group>();
-      g->nranks = n;
-      std::shared_ptr<World> sub = world.split_first(n);
-      std::shared_ptr<Communicator> comm = parent ? parent->split_first(n, sub) : sub ? make_host_communicator(sub) : nullptr;
-      if (sub) {
-        g->world = sub;
-        g->nnodes = sub->nodes();
-        g->ranks_per_node = static_cast<int>(sub->max_across(sub->local_size()));
-        g->comm = comm;
-        std::weak_ptr<Communicator> weak = g->comm;
-        watchdog.add_abort_hook([weak] {
-          if (auto c = weak.lock()) c->abort();
-        });
-        meta.add_library(g->comm->library(), g->comm->describe());
-      }
+      std::shared_ptr<Group> g = make_first_ranks_group(n, world, parent, watchdog);
+      if (g->member()) meta.add_library(g->comm->library(), g->comm->describe());
       groups.push_back(g);
     }
 

@@ -9,6 +9,9 @@
 //   gpucal predict-comm RESULTS_DIR|calibration.json --collective C --nranks N
 //                      (--nnodes M | --ranks-per-node K) --size S (axis syntax: 256M, 1M,4M, 8:1G:x2)
 //                      [--dtype T] [--json]
+//   gpucal predict RESULTS_DIR --model NAME|--model-config F [layout flags as the benches'] [--overlap none|tp|dp|tp,dp]
+//                  [--schedule 1f1b|interleaved --virtual-stages V] [--ranks-per-node N] [--peak-tflops P]
+//                  [--sweep tp=1,2,4 pp=1,2 ...] [--out predict.json] [--allow-missing]
 // Exit codes: 0 ok; 1 regression (compare), a failed bench or a suite that measured nothing
 // (run), or a failed write (disk full: the previous file stays); 2 bad input.
 #include <CLI/CLI.hpp>
@@ -19,6 +22,7 @@
 
 #include "calibration_json.h"
 #include "comm_model.h"
+#include "harness/predict/predict_command.h"
 #include "harness/sweep.h"
 #include "compare.h"
 #include "compare_report.h"
@@ -152,7 +156,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
   // CLI11 would call an unknown word "not expected" or ask for a subcommand: name it instead.
-  const std::vector<std::string> subcommands{"run", "fit", "export", "compare", "import", "predict-comm"};
+  const std::vector<std::string> subcommands{"run", "fit", "export", "compare", "import", "predict-comm", "predict"};
   if (argc > 1 && argv[1][0] != '-' &&
       std::find(subcommands.begin(), subcommands.end(), std::string(argv[1])) == subcommands.end()) {
     std::string expected;
@@ -262,6 +266,8 @@ int main(int argc, char** argv) {
   predict_cmd->add_option("--dtype", predict_query.dtype,
                           "use this dtype's groups (default: fp32, then bf16, then any)");
   predict_cmd->add_flag("--json", predict_json, "print the predictions as JSON");
+  gpucal::predict::PredictCommand step_predict;
+  auto* step_predict_cmd = step_predict.add_to(app);
 
   if (const std::string why = gpucal::missing_option_value(app, argc, argv); !why.empty()) {
     gpucal::write_stderr_line("gpucal: error: " + why);
@@ -283,6 +289,7 @@ int main(int argc, char** argv) {
     if (*fit_cmd) return cmd_fit(fit_dir, fit_out, fit_report);
     if (*export_cmd) return cmd_export(export_src, export_to_target, export_out, export_set);
     if (*compare_cmd) return cmd_compare(base_dir, cur_dir, threshold, markdown, junit, compare_json);
+    if (*step_predict_cmd) return step_predict.run();
     if (*predict_cmd) return cmd_predict_comm(predict_source, predict_query, predict_sizes, predict_json);
     if (*import_cmd)
       return cmd_import(import_logs, import_out, import_options, std::vector<std::string>(argv, argv + argc));

@@ -6,6 +6,7 @@
 #include "harness/backend.h"
 #include "harness/csv_sink.h"
 #include "harness/errors.h"
+#include "harness/model/model_flags.h"
 #include "harness/sweep.h"
 
 namespace gpucal::model {
@@ -39,10 +40,6 @@ class RoleOp : public Op, public VerificationCells {
   int64_t calls_;
 };
 
-std::string option_value(const CLI::Option* o) {
-  return o && o->count() > 0 ? o->as<std::string>() : "";
-}
-
 }  // namespace
 
 DType resolve_model_dtype(const std::string& text, const std::string& backend_name) {
@@ -58,13 +55,9 @@ DType resolve_grad_dtype(const std::string& text, DType dtype) {
 }
 
 struct ModelOptions::Flags {
-  std::string model, model_config, grad_dtype = "auto", dp_bucket = "auto", pp_stage = "last", dtype = "auto";
-  std::string seq;
-  bool sp = false, list = false, list_all = false;
-  ParallelLayout layout;
-  CLI::Option *model_opt = nullptr, *config_opt = nullptr;
-  CLI::Option *seq_opt = nullptr, *dtype_opt = nullptr, *list_opt = nullptr;  // possibly the bench's own
-  std::vector<CLI::Option*> layout_opts;                                      // meaningless without --model
+  ModelFlags model;
+  bool list = false, list_all = false;
+  CLI::Option* list_opt = nullptr;  // possibly the bench's own
 };
 
 ModelOptions::ModelOptions(ModelBinding binding)
@@ -72,7 +65,7 @@ ModelOptions::ModelOptions(ModelBinding binding)
 ModelOptions::~ModelOptions() = default;
 
 bool ModelOptions::active() const {
-  return !flags_->model.empty() || !flags_->model_config.empty();
+  return flags_->model.active();
 }
 
 const Workload& ModelOptions::workload() const {
@@ -82,100 +75,22 @@ const Workload& ModelOptions::workload() const {
 
 void ModelOptions::add_flags(CLI::App& app) {
   Flags& f = *flags_;
-  ParallelLayout& l = f.layout;
-  f.model_opt =
-      app.add_option("--model", f.model,
-                     "run the operations one training step of this model performs on one rank: gpt3-175b, "
-                     "llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, deepseek-v3, vit-era5");
-  f.config_opt =
-      app.add_option("--model-config", f.model_config, "like --model, a model described in a JSON file");
-  f.model_opt->excludes(f.config_opt);
-  auto layout_opt = [&](CLI::Option* o) {
-    f.layout_opts.push_back(o);
-    return o;
-  };
-  layout_opt(app.add_option("--tp", l.tp, "--model: tensor-parallel ranks")->capture_default_str());
-  layout_opt(app.add_option("--pp", l.pp, "--model: pipeline stages")->capture_default_str());
-  layout_opt(app.add_option("--dp", l.dp, "--model: data-parallel replicas")->capture_default_str());
-  layout_opt(app.add_option("--cp", l.cp, "--model: context-parallel ranks (sequence split)")
-                 ->capture_default_str());
-  layout_opt(
-      app.add_option("--ep", l.ep, "--model: expert-parallel ranks (within dp x cp)")->capture_default_str());
-  layout_opt(app.add_flag("--sp", f.sp, "--model: sequence parallelism over the tensor-parallel group"));
-  layout_opt(app.add_option("--micro-batch", l.micro_batch, "--model: sequences per micro-batch")
-                 ->capture_default_str());
-  layout_opt(app.add_option("--global-batch", l.global_batch,
-                            "--model: sequences per step (default: micro-batch x dp, one micro-batch)"));
-  layout_opt(app.add_option("--grad-dtype", f.grad_dtype,
-                            "--model: gradient reduction type; auto: fp32 for bf16 (Megatron), else --dtype")
-                 ->capture_default_str());
-  layout_opt(app.add_option("--zero", l.zero, "--model: 0 (DDP), 1, 2 (distributed optimizer), 3 (FSDP)")
-                 ->capture_default_str());
-  layout_opt(
-      app.add_option("--dp-bucket-params", f.dp_bucket,
-                     "--model: parameters per DP gradient bucket; auto: Megatron's max(40M, 1M x dp x cp); "
-                     "0: one bucket")
-          ->capture_default_str());
-  layout_opt(
-      app.add_option("--pp-stage", f.pp_stage, "--model: the pipeline stage derived: first, last or an index")
-          ->capture_default_str());
-  // 0 in the layout means "all layers"; on the command line a count must be given.
-  layout_opt(app.add_option("--layers", l.layers, "--model: run only the first N layers (a layer subset)")
-                 ->check(CLI::Validator(
-                     [](std::string& v) {
-                       return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() &&
-                                      v.find_first_not_of('0') != std::string::npos
-                                  ? std::string()
-                                  : "expected a layer count of at least 1, got '" + v + "'";
-                     },
-                     "N")));
-  layout_opt(app.add_option(
-                    "--scale", l.scale,
-                    "--model: divide every width (hidden, head dim, FFN, vocabulary, MLA ranks) by N; heads, "
-                    "experts, layers, sequence and batch kept")
-                 ->capture_default_str());
-  layout_opt(
+  f.model.add(app, "--model: ");
+  f.model.layout_opts.push_back(
       app.add_flag("--list-all", f.list_all,
                    "--model: print every operation of the step (all benches) with its facts, run nothing"));
-  // Flags the bench may already have: shared, with the model's meaning under --model.
-  // The ones added here mean nothing without --model, like the layout flags.
-  f.seq_opt = app.get_option_no_throw("--seq");
-  if (!f.seq_opt)
-    f.seq_opt = layout_opt(app.add_option("--seq", f.seq, "--model: sequence length (default: the model's)"));
-  f.dtype_opt = app.get_option_no_throw("--dtype");
-  if (!f.dtype_opt)
-    f.dtype_opt = layout_opt(
-        app.add_option("--dtype", f.dtype, "--model: bf16, fp16, fp32; auto: fp32 on host, bf16 on GPUs"));
   f.list_opt = app.get_option_no_throw("--list");
-  if (!f.list_opt)
-    f.list_opt =
-        layout_opt(app.add_flag("--list", f.list, "--model: print this bench's operations, run nothing"));
+  if (!f.list_opt) {
+    f.list_opt = app.add_flag("--list", f.list, "--model: print this bench's operations, run nothing");
+    f.model.layout_opts.push_back(f.list_opt);
+  }
   for (const auto& name : binding_.replaced_flags)
-    if (CLI::Option* o = app.get_option_no_throw(name)) o->excludes(f.model_opt)->excludes(f.config_opt);
+    if (CLI::Option* o = app.get_option_no_throw(name))
+      o->excludes(f.model.model_opt)->excludes(f.model.config_opt);
 }
 
 void ModelOptions::resolve(const RunConfig& config) {
-  Flags& f = *flags_;
-  ParallelLayout l = f.layout;
-  const ModelSpec spec = !f.model.empty() ? find_preset(f.model) : load_model_config(f.model_config);
-  const std::string seq = option_value(f.seq_opt);
-  if (!seq.empty()) {
-    if (seq.find_first_of(",:") != std::string::npos)
-      throw UsageError("--seq with --model takes one sequence length, got '" + seq + "'");
-    l.seq = parse_size(seq, "seq");
-  }
-  l.sp = f.sp;
-  l.dtype =
-      resolve_model_dtype(option_value(f.dtype_opt), resolve_backend_name(config.backend, config.device));
-  l.grad_dtype = resolve_grad_dtype(f.grad_dtype, l.dtype);
-  l.dp_bucket_params = f.dp_bucket == "auto" ? -1 : parse_size(f.dp_bucket, "dp-bucket-params");
-  if (f.pp_stage == "last")
-    l.pp_stage = -1;
-  else if (f.pp_stage == "first")
-    l.pp_stage = 0;
-  else
-    l.pp_stage = parse_size(f.pp_stage, "pp-stage");
-  workload_ = derive_workload(spec, l);
+  workload_ = flags_->model.derive(resolve_backend_name(config.backend, config.device));
 }
 
 std::vector<OpGroup> ModelOptions::groups() const {
@@ -272,8 +187,7 @@ void ModelOptions::attach(BenchSpec& spec) {
         return true;
       }
     } else {
-      for (const CLI::Option* o : flags_->layout_opts)
-        if (o->count() > 0) throw UsageError(o->get_name() + " needs --model NAME or --model-config FILE");
+      flags_->model.require_model_for_layout_flags();
     }
     return before ? before(config) : false;
   };

@@ -1,0 +1,253 @@
+#include "harness/predict/predict_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "harness/calibration/calibration_json.h"
+#include "harness/errors.h"
+#include "harness/file_io.h"
+#include "harness/flag_checks.h"
+#include <filesystem>
+#include "harness/sweep.h"
+
+namespace gpucal::predict {
+
+using nlohmann::json;
+
+CLI::App* PredictCommand::add_to(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "predict", "predict one training step's time from a results folder: per-op costs, communication model, "
+                 "overlap, pipeline bubble, tokens/s, MFU");
+  cmd->add_option("RESULTS_DIR", results_dir, "results folder (bench CSVs; calibration.json when present)")->required();
+  flags.add(*cmd, "");
+  cmd->add_option("--overlap", overlap, "communication hidden under compute: none, tp, dp or tp,dp")
+      ->capture_default_str();
+  cmd->add_option("--schedule", options.schedule.name, "pipeline schedule: 1f1b or interleaved")
+      ->capture_default_str();
+  add_number(*cmd, "--virtual-stages", options.schedule.virtual_stages,
+             "interleaved: model chunks per pipeline rank (v)", {.min = 1, .max = 1 << 20});
+  add_number(*cmd, "--ranks-per-node", options.cost.ranks_per_node,
+             "ranks per node, to place the layout's groups on nodes for the communication model",
+             {.min = 1, .max = 1 << 20})
+      ->capture_default_str();
+  add_number(*cmd, "--peak-tflops", options.peak_tflops,
+             "peak for MFU (default: the calibration's compute.gemm.<dtype>.peak_tflops)",
+             {.min = 0, .min_exclusive = true});
+  cmd->add_option("--out", out_path, "predict.json path (default RESULTS_DIR/predict.json)");
+  cmd->add_flag("--allow-missing", options.allow_missing,
+                "leave out (and list) operations nothing measures or models instead of failing");
+  cmd->add_option("--sweep", sweep, "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination)")->expected(1, -1);
+  cmd->add_flag("--quiet", quiet, "no per-op table");
+  cmd->add_flag("--measure-step", measure_step,
+                "compare with the step bench_step measured (RESULTS_DIR/step.csv, same model and layout): "
+                "predicted / measured; without it the comparison is made when such a row exists");
+  return cmd;
+}
+
+std::vector<model::ParallelLayout> sweep_layouts(const model::ParallelLayout& base,
+                                                 const std::vector<std::string>& items) {
+  std::vector<model::ParallelLayout> out{base};
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 >= item.size())
+      throw UsageError("--sweep: expected KEY=V1,V2,..., got '" + item + "'");
+    std::vector<int64_t> values;
+    std::stringstream s(item.substr(eq + 1));
+    for (std::string v; std::getline(s, v, ',');) values.push_back(parse_size(v, "sweep " + key));
+    std::vector<model::ParallelLayout> next;
+    for (const auto& l : out)
+      for (int64_t v : values) {
+        model::ParallelLayout c = l;
+        if (key == "tp") c.tp = v;
+        else if (key == "pp") c.pp = v;
+        else if (key == "dp") c.dp = v;
+        else if (key == "cp") c.cp = v;
+        else if (key == "ep") c.ep = v;
+        else if (key == "micro-batch" || key == "micro_batch") c.micro_batch = v;
+        else if (key == "global-batch" || key == "global_batch") c.global_batch = v;
+        else if (key == "zero") c.zero = static_cast<int>(v);
+        else
+          throw UsageError("--sweep: unknown key '" + key +
+                           "' (tp, pp, dp, cp, ep, micro-batch, global-batch, zero)");
+        next.push_back(c);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+namespace {
+
+std::string ms(double s, int width = 10) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%*.3f ms", width, s * 1e3);
+  return buf;
+}
+
+std::string pct(double part, double whole) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%6.1f%%", whole > 0 ? 100 * part / whole : 0.0);
+  return buf;
+}
+
+std::string prov(const json& f) {
+  std::string s = f["provenance"].is_null() ? "-" : f["provenance"].get<std::string>();
+  std::string counts;
+  for (const auto& [k, v] : f["ops_by_provenance"].items())
+    counts += (counts.empty() ? "" : ", ") + std::to_string(v.get<int>()) + " " + k;
+  return counts.empty() ? s : s + " (" + counts + ")";
+}
+
+void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
+  const json& d = p.document;
+  const json& b = d["breakdown"];
+  const double step = b["step"]["time_s"].get<double>();
+  const auto& l = w.layout;
+  std::cout << "gpucal predict: " << w.model.name << " (scale " << l.scale << ", " << w.facts.layers_total
+            << " layers), tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
+            << (l.sp ? " sp" : "") << " seq=" << w.facts.seq << " micro_batch=" << l.micro_batch
+            << " micro_batches=" << w.facts.micro_batches << " dtype=" << to_string(l.dtype)
+            << "; overlap " << d["policy"]["overlap"].get<std::string>() << ", schedule "
+            << d["policy"]["schedule"].get<std::string>() << "\n";
+  if (per_op) {
+    std::cout << "  op                                   calls   us/call     per step   provenance\n";
+    for (const auto& op : d["ops"]) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-36s %6lld %9.2f %s   %s\n",
+                    (op["bench"].get<std::string>() + " " + op["op_role"].get<std::string>()).substr(0, 36).c_str(),
+                    static_cast<long long>(op["calls_per_step"].get<int64_t>()), op["time_us_per_call"].get<double>(),
+                    ms(op["time_s_per_step"].get<double>()).c_str(), op["provenance"].get<std::string>().c_str());
+      std::cout << line;
+    }
+  }
+  std::cout << "  breakdown (one rank, one step)        time       share  provenance\n";
+  for (const char* c : {"gemm", "attention", "memory"})
+    std::cout << "  compute " << std::string(c) + std::string(30 - std::string(c).size(), ' ')
+              << ms(b["compute"][c]["time_s"]) << " " << pct(b["compute"][c]["time_s"], step) << "  "
+              << prov(b["compute"][c]) << "\n";
+  for (const auto& [dim, f] : b["communication"].items()) {
+    if (f["time_s"].get<double>() == 0 && f["provenance"].is_null()) continue;
+    std::cout << "  comm " << dim << std::string(5 - dim.size(), ' ') << "total" << std::string(23, ' ')
+              << ms(f["time_s"]) << " " << pct(f["time_s"], step) << "  " << prov(f) << "\n"
+              << "  comm " << dim << std::string(5 - dim.size(), ' ') << "exposed (hidden "
+              << ms(f["hidden_s"], 0) << ")" << ms(f["exposed_s"]) << " " << pct(f["exposed_s"], step)
+              << "\n";
+  }
+  std::cout << "  pipeline bubble (" << b["bubble"]["fraction_of_pipeline"].get<double>() << " of "
+            << ms(b["pipeline_s"], 0) << ")" << ms(b["bubble"]["time_s"]) << "\n"
+            << "  step time                             " << ms(step) << "          " << prov(b["step"]) << "\n"
+            << "  tokens/s                               " << b["tokens_per_s"].get<double>() << "\n"
+            << "  MFU                                    "
+            << (b["mfu"].is_null() ? std::string("n/a (") + d["policy"]["peak_source"].get<std::string>() + ")"
+                                   : std::to_string(100 * b["mfu"].get<double>()) + "% of " +
+                                         std::to_string(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s")
+            << "\n";
+  for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";
+  if (d.contains("measured_step")) {
+    const json& m = d["measured_step"];
+    std::cout << "  measured step (bench_step, " << m["samples"].get<int64_t>() << " samples)" << ms(m["time_s_median"])
+              << "  p10 " << ms(m["p10_s"], 0) << ", p90 " << ms(m["p90_s"], 0) << "\n"
+              << "  predicted for the same operations       " << ms(m["predicted_s"]) << "\n"
+              << "  predicted / measured                     " << m["predicted_over_measured"].get<double>()
+              << (m["roles_skipped"].get<std::string>().empty()
+                      ? std::string()
+                      : "  (not run, not counted: " + m["roles_skipped"].get<std::string>() + ")")
+              << "\n";
+  }
+}
+
+std::string backend_of(const calibration::ResultsDir& r) {
+  for (const auto& [name, b] : r.benches)
+    if (!b.ok_rows.empty() && b.table.has_column("backend")) return b.table.get_string(b.ok_rows.front(), "backend");
+  return "host";
+}
+
+}  // namespace
+
+int PredictCommand::run() {
+  try {
+    if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
+    options.overlap = parse_overlap(overlap);
+    const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
+    const std::string cal_path = results_dir + "/calibration.json";
+    const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
+                                           : calibration::build_calibration(results);
+    const OpCoster coster(results, cal, options.cost);
+    const std::string backend = backend_of(results);
+    const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
+    if (sweep.empty()) {
+      const model::Workload w = flags.derive(backend);
+      Prediction p = predict_step(coster, cal, w, options);
+      const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
+      if (measure_step && !compared)
+        throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +
+                           "/step.csv (run bench_step with the same flags --out " + results_dir + "/step.csv)");
+      print_table(p, w, !quiet);
+      calibration::write_json_file(p.document, out);
+      std::cout << "wrote " << out << "\n";
+      return 0;
+    }
+    const model::ModelSpec spec = flags.spec();
+    struct Ranked {
+      model::ParallelLayout layout;
+      double step_s, tokens_per_s, mfu;
+      json figures;
+    };
+    std::vector<Ranked> ranked;
+    json skipped = json::array();
+    for (const auto& l : sweep_layouts(flags.resolved_layout(backend), sweep)) {
+      const std::string name = "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" +
+                               std::to_string(l.dp) + " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) +
+                               " micro_batch=" + std::to_string(l.micro_batch);
+      try {
+        const model::Workload w = model::derive_workload(spec, l);
+        const Prediction p = predict_step(coster, cal, w, options);
+        ranked.push_back({l, p.breakdown.step_s, p.breakdown.tokens_per_s, p.breakdown.mfu, p.document["breakdown"]});
+      } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
+        skipped.push_back({{"layout", name}, {"reason", e.what()}});
+      }
+    }
+    std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.step_s < b.step_s; });
+    json doc{{"schema_version", 1}, {"model", model::to_json(model::model_as_run(spec, flags.resolved_layout(backend)))},
+             {"sweep", sweep}, {"policy", {{"overlap", to_string(options.overlap)},
+                                                                  {"schedule", options.schedule.name}}}};
+    json rows = json::array();
+    std::cout << "rank  layout                                        step time    tokens/s      MFU   provenance\n";
+    int rank = 0;
+    for (const auto& r : ranked) {
+      const auto& l = r.layout;
+      char line[200];
+      std::snprintf(line, sizeof line, "%4d  tp=%-3lld pp=%-3lld dp=%-3lld cp=%-2lld ep=%-2lld mb=%-4lld %s %11.1f %7s   %s\n",
+                    ++rank, static_cast<long long>(l.tp), static_cast<long long>(l.pp), static_cast<long long>(l.dp),
+                    static_cast<long long>(l.cp), static_cast<long long>(l.ep), static_cast<long long>(l.micro_batch),
+                    ms(r.step_s).c_str(), r.tokens_per_s,
+                    r.mfu >= 0 ? (std::to_string(static_cast<int>(r.mfu * 1000) / 10.0).substr(0, 4) + "%").c_str() : "n/a",
+                    r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>().c_str());
+      std::cout << line;
+      rows.push_back({{"rank", rank}, {"layout", to_json(l)}, {"breakdown", r.figures}});
+    }
+    for (const auto& s : skipped)
+      std::cout << "  skipped " << s["layout"].get<std::string>() << ": " << s["reason"].get<std::string>() << "\n";
+    doc["ranked"] = rows;
+    doc["skipped"] = skipped;
+    if (ranked.empty()) throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");
+    calibration::write_json_file(doc, out);
+    std::cout << "wrote " << out << "\n";
+    return 0;
+  } catch (const PredictError& e) {  // the inputs are well formed but do not cover the step
+    std::cerr << "gpucal: error: predict: " << e.what() << "\n";
+    return 1;
+  } catch (const WriteError& e) {
+    std::cerr << "gpucal: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // usage, a missing or malformed folder or calibration
+    std::cerr << "gpucal: error: predict: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace gpucal::predict

@@ -1,0 +1,163 @@
+// gpucal predict's arithmetic on a hand-built step: every expected figure below is worked out
+// by hand in the comments (times in ms).
+#include <gtest/gtest.h>
+
+#include "harness/errors.h"
+#include "harness/predict/op_cost.h"
+#include "harness/predict/predict_command.h"
+#include "harness/predict/step_time.h"
+
+namespace gpucal::predict {
+namespace {
+
+using model::ModelOp;
+using model::OpKind;
+
+ModelOp op(OpKind kind, const std::string& role, int64_t calls, const std::string& group = "") {
+  ModelOp o;
+  o.kind = kind;
+  o.role = role;
+  o.calls_per_step = calls;
+  if (kind == OpKind::gemm) o.gemm = {.m = 64, .n = 64, .k = 64};
+  if (kind == OpKind::memory) o.memory.kernel = role == "optimizer_step" ? "adamw_step" : "rmsnorm_bwd";
+  if (kind == OpKind::collective || kind == OpKind::p2p) {
+    o.comm.group = group;
+    o.comm.group_size = 2;
+    o.comm.collective = kind == OpKind::p2p ? "sendrecv" : "allreduce";
+  }
+  return o;
+}
+
+// pp = 2, 4 micro-batches, 2 layers on the stage, 8 sequences of 128 tokens per step.
+model::Workload workload() {
+  model::Workload w;
+  w.layout.pp = 2;
+  w.facts.micro_batches = 4;
+  w.facts.layer_begin = 0;
+  w.facts.layer_end = 2;
+  w.facts.global_batch = 8;
+  w.facts.seq = 128;
+  return w;
+}
+
+//                                          calls  us/call  ms/step
+std::vector<CostedOp> ops() {
+  return {{op(OpKind::gemm, "qkv_fwd", 8), 100},                          // 0.8  pipeline, 2*64^3 flops
+          {op(OpKind::gemm, "qkv_wgrad", 8), 150},                        // 1.2  pipeline, backward
+          {op(OpKind::memory, "rmsnorm_bwd", 8), 25},                     // 0.2  pipeline, backward
+          {op(OpKind::memory, "optimizer_step", 1), 500},                 // 0.5  per step
+          {op(OpKind::collective, "tp_allreduce_fwd", 8, "tp"), 50},      // 0.4  pipeline
+          {op(OpKind::collective, "dp_reducescatter_grad", 2, "dp"), 300},  // 0.6 per step, bucket 0.3
+          {op(OpKind::p2p, "pp_send_fwd", 4, "pp"), 25}};                 // 0.1  pipeline
+}
+
+TEST(PredictStep, NoOverlap1F1B) {
+  // pipeline = compute 0.8 + 1.2 + 0.2 = 2.2, + tp 0.4 + pp 0.1 = 2.7; bubble = (2-1)/4 x 2.7
+  // = 0.675; step = 2.7 + 0.675 + optimizer 0.5 + dp 0.6 = 4.475.
+  const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("none"), {}, 1.0);
+  EXPECT_NEAR(b.gemm_s, 2.0e-3, 1e-12);
+  EXPECT_NEAR(b.memory_s, 0.7e-3, 1e-12);
+  EXPECT_NEAR(b.compute_pipeline_s, 2.2e-3, 1e-12);
+  EXPECT_NEAR(b.compute_per_step_s, 0.5e-3, 1e-12);
+  EXPECT_NEAR(b.backward_compute_s, 1.4e-3, 1e-12);
+  EXPECT_NEAR(b.pipeline_s, 2.7e-3, 1e-12);
+  EXPECT_NEAR(b.bubble_fraction, 0.25, 1e-15);
+  EXPECT_NEAR(b.bubble_s, 0.675e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 4.475e-3, 1e-12);
+  EXPECT_NEAR(b.comm_s.at("tp"), 0.4e-3, 1e-12);
+  EXPECT_NEAR(b.comm_exposed_s.at("dp"), 0.6e-3, 1e-12);
+  EXPECT_NEAR(b.comm_exposed_s.at("pp"), 0.1e-3, 1e-12);
+  EXPECT_EQ(b.comm_s.at("cp"), 0.0);
+  // 1024 tokens per step; model flops = 16 GEMMs x 2 x 64^3 = 8,388,608; MFU at 1 TFLOP/s.
+  EXPECT_NEAR(b.tokens_per_s, 1024 / 4.475e-3, 1e-6);
+  EXPECT_DOUBLE_EQ(b.model_flops, 8388608.0);
+  EXPECT_NEAR(b.mfu, 8388608.0 / (1e12 * 4.475e-3), 1e-12);
+}
+
+TEST(PredictStep, TpAndDpOverlap) {
+  // tp hidden = min(0.4, gemm 2.0) = 0.4: pipeline 2.3, bubble 0.575. dp: gradient messages
+  // 0.6 minus the last bucket 0.3 = 0.3, window = backward 1.4 / 4 = 0.35: hidden 0.3.
+  // step = 2.3 + 0.575 + 0.5 + 0.6 - 0.3 = 3.675.
+  const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("tp,dp"), {}, 0);
+  EXPECT_NEAR(b.comm_hidden_s.at("tp"), 0.4e-3, 1e-12);
+  EXPECT_NEAR(b.comm_exposed_s.at("tp"), 0.0, 1e-12);
+  EXPECT_NEAR(b.comm_hidden_s.at("dp"), 0.3e-3, 1e-12);
+  EXPECT_NEAR(b.comm_exposed_s.at("dp"), 0.3e-3, 1e-12);
+  EXPECT_NEAR(b.bubble_s, 0.575e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 3.675e-3, 1e-12);
+  EXPECT_EQ(b.mfu, -1);  // no peak
+}
+
+TEST(PredictStep, DpOverlapLimitedByBackwardWindow) {
+  // 8 micro-batches: window = 1.4 / 8 = 0.175 < 0.3, so hidden dp = 0.175; bubble (1/8) x 2.7.
+  model::Workload w = workload();
+  w.facts.micro_batches = 8;
+  const Breakdown b = compute_breakdown(ops(), w, parse_overlap("dp"), {}, 0);
+  EXPECT_NEAR(b.comm_hidden_s.at("dp"), 0.175e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 2.7e-3 + 2.7e-3 / 8 + 1.1e-3 - 0.175e-3, 1e-12);
+}
+
+TEST(PredictStep, Interleaved) {
+  // v = 2: bubble = 1 / (4 x 2) x 2.7 = 0.3375; step = 2.7 + 0.3375 + 1.1 = 4.1375.
+  const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("none"), {"interleaved", 2}, 0);
+  EXPECT_NEAR(b.bubble_s, 0.3375e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 4.1375e-3, 1e-12);
+  model::Workload w = workload();
+  w.facts.micro_batches = 3;  // not a multiple of pp
+  EXPECT_THROW(compute_breakdown(ops(), w, parse_overlap("none"), {"interleaved", 2}, 0), UsageError);
+  EXPECT_THROW(compute_breakdown(ops(), workload(), parse_overlap("none"), {"interleaved", 3}, 0), UsageError);
+  EXPECT_THROW(compute_breakdown(ops(), workload(), parse_overlap("none"), {"zigzag", 1}, 0), UsageError);
+}
+
+TEST(PredictStep, NoPipelineNoBubble) {
+  model::Workload w = workload();
+  w.layout.pp = 1;
+  const Breakdown b = compute_breakdown(ops(), w, parse_overlap("none"), {}, 0);
+  EXPECT_EQ(b.bubble_s, 0);
+  EXPECT_NEAR(b.step_s, 2.7e-3 + 1.1e-3, 1e-12);
+}
+
+TEST(PredictStep, OverlapFlag) {
+  EXPECT_TRUE(parse_overlap("dp,tp").tp);
+  EXPECT_TRUE(parse_overlap("dp,tp").dp);
+  EXPECT_EQ(to_string(parse_overlap("tp")), "tp");
+  EXPECT_THROW(parse_overlap("pp"), UsageError);
+  EXPECT_THROW(parse_overlap("tp,"), UsageError);
+  EXPECT_THROW(parse_overlap(""), UsageError);
+}
+
+TEST(PredictCost, InterpolateLog2) {
+  bool inside = false;
+  const std::vector<std::pair<double, double>> xy{{1024, 10}, {4096, 30}};
+  EXPECT_DOUBLE_EQ(interpolate_log2(xy, 2048, inside), 20);  // halfway in log2
+  EXPECT_TRUE(inside);
+  EXPECT_DOUBLE_EQ(interpolate_log2(xy, 1 << 20, inside), 30);  // the nearest end
+  EXPECT_FALSE(inside);
+  EXPECT_DOUBLE_EQ(interpolate_log2(xy, 16, inside), 10);
+  EXPECT_FALSE(inside);
+}
+
+TEST(PredictCost, GroupNodes) {
+  model::ParallelLayout l;
+  l.tp = 8;
+  l.dp = 16;
+  // tp within a node of 8; dp members 8 ranks apart: one per node, 16 nodes.
+  EXPECT_EQ(group_nnodes("tp", 8, l, 8), 1);
+  EXPECT_EQ(group_nnodes("dp", 16, l, 8), 16);
+  l.tp = 2;  // dp stride 2: 4 per node
+  EXPECT_EQ(group_nnodes("dp", 16, l, 8), 4);
+}
+
+TEST(PredictSweep, Combinations) {
+  model::ParallelLayout base;
+  const auto ls = sweep_layouts(base, {"tp=1,2,4", "pp=1,2"});
+  ASSERT_EQ(ls.size(), 6u);
+  EXPECT_EQ(ls[5].tp, 4);
+  EXPECT_EQ(ls[5].pp, 2);
+  EXPECT_THROW(sweep_layouts(base, {"xp=1"}), UsageError);
+  EXPECT_THROW(sweep_layouts(base, {"tp"}), UsageError);
+  EXPECT_THROW(sweep_layouts(base, {"tp=1,x"}), UsageError);
+}
+
+}  // namespace
+}  // namespace gpucal::predict
