@@ -94,6 +94,18 @@ std::string pct(double part, double whole) {
   return buf;
 }
 
+// A fraction as a percentage with one decimal ("32.7%"), a rate with 4 significant digits.
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
+  return buf;
+}
+std::string significant(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
 std::string prov(const json& f) {
   std::string s = f["provenance"].is_null() ? "-" : f["provenance"].get<std::string>();
   std::string counts;
@@ -143,8 +155,8 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
             << "  tokens/s                               " << b["tokens_per_s"].get<double>() << "\n"
             << "  MFU                                    "
             << (b["mfu"].is_null() ? std::string("n/a (") + d["policy"]["peak_source"].get<std::string>() + ")"
-                                   : std::to_string(100 * b["mfu"].get<double>()) + "% of " +
-                                         std::to_string(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s")
+                                   : percent(b["mfu"].get<double>()) + " of " +
+                                         significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s")
             << "\n";
   for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";
   if (d.contains("measured_step")) {
@@ -225,7 +237,7 @@ int PredictCommand::run() {
                     ++rank, static_cast<long long>(l.tp), static_cast<long long>(l.pp), static_cast<long long>(l.dp),
                     static_cast<long long>(l.cp), static_cast<long long>(l.ep), static_cast<long long>(l.micro_batch),
                     ms(r.step_s).c_str(), r.tokens_per_s,
-                    r.mfu >= 0 ? (std::to_string(static_cast<int>(r.mfu * 1000) / 10.0).substr(0, 4) + "%").c_str() : "n/a",
+                    r.mfu >= 0 ? percent(r.mfu).c_str() : "n/a",
                     r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>().c_str());
       std::cout << line;
       rows.push_back({{"rank", rank}, {"layout", to_json(l)}, {"breakdown", r.figures}});
