@@ -117,7 +117,10 @@ Row collective_row(const ImportedRun& run, const CollectivePoint& p, PointKeys& 
   if (esize > 0) {
     const int64_t elements = static_cast<int64_t>(std::llround(p.size_bytes)) / esize;
     const int64_t per_rank = elements / run.nranks;
-    row.set("count", elements);
+    // As bench_collectives writes them: `count` is the count nccl-tests prints (per rank where
+    // S is the total over ranks), `count_total` the whole S / sizeof.
+    row.set("count", size_is_total_over_ranks(run.collective) ? per_rank : elements)
+        .set("count_total", elements);
     if (run.collective == "allgather")
       row.set("send_count", per_rank).set("recv_count", elements);
     else if (run.collective == "reduce_scatter")

@@ -324,5 +324,22 @@ TEST(ImportWriter, WrongElementsMakeErrorRowsAndRepeatsGetDistinctKeys) {
   EXPECT_EQ(t.get_string(4, "point"), "collectives/nccl-tests/allreduce/fp32/sum/n2/oop/8192/rep2");
 }
 
+
+TEST(ImportWriter, CountsAsBenchCollectivesWritesThem) {
+  // all_gather_perf at 4 ranks, S = 4096 B of fp32: nccl-tests prints the per-rank count 256.
+  const std::string dir = testing::fresh_temp_dir();
+  const std::string log = testing::nccl_preamble("all_gather_perf", 2, 2) + testing::nccl_column_header() +
+                          testing::nccl_row({4096, 256, "float", "none", -1, 20.0, 19.0, 0.75}) +
+                          "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n#\n";
+  const auto runs = import_text(dir, log, {}, "all_gather_perf.txt");
+  write_imported_results(runs, dir + "/out", {"gpucal", "import"});
+  const ResultsDir results = load_results_dir(dir + "/out");
+  const CsvTable& c = results.find("collectives")->table;
+  ASSERT_GE(c.row_count(), 1u);
+  EXPECT_EQ(c.get_int(0, "count"), 256);
+  EXPECT_EQ(c.get_int(0, "count_total"), 1024);
+  EXPECT_EQ(c.get_int(0, "send_count"), 256);
+  EXPECT_EQ(c.get_int(0, "recv_count"), 1024);
+}
 }  // namespace
 }  // namespace gpucal::calibration
