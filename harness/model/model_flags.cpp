@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/errors.h"
+#include "harness/flag_checks.h"
 #include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
@@ -47,14 +48,7 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
                  ->capture_default_str());
   // 0 in the layout means "all layers"; on the command line a count must be given.
   layout_opt(app.add_option("--layers", l.layers, what + "only the first N layers (a layer subset)")
-                 ->check(CLI::Validator(
-                     [](std::string& v) {
-                       return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() &&
-                                      v.find_first_not_of('0') != std::string::npos
-                                  ? std::string()
-                                  : "expected a layer count of at least 1, got '" + v + "'";
-                     },
-                     "N")));
+                 ->check(number_check<int64_t>({.min = 1})));
   layout_opt(app.add_option("--scale", l.scale,
                             what + "divide every width (hidden, head dim, FFN, vocabulary, MLA ranks) by N; heads, "
                                    "experts, layers, sequence and batch kept")
