@@ -125,8 +125,8 @@ class CudnnNorm : public KernelImpl {
     launch(a);
     backend.synchronize();
     const bool layer = a.kernel == Kernel::layernorm_bwd;
-    publish(backend, dscale_.get(), a.tensors[layer ? 6 : 5], C, a.dtype);
-    if (dbias_.get()) publish(backend, dbias_.get(), a.tensors[7], C, a.dtype);
+    convert(backend, dscale_.get(), DType::fp32, a.tensors[layer ? 6 : 5], a.dtype, C);
+    if (dbias_.get()) convert(backend, dbias_.get(), DType::fp32, a.tensors[7], a.dtype, C);
   }
 
   void describe(Row& row) const override {
@@ -136,22 +136,19 @@ class CudnnNorm : public KernelImpl {
   }
 
  private:
-  // fp32 copy of a `cols` weight vector (gamma, beta), made once in prepare.
-  static Buffer to_fp32(Backend& backend, const void* src, int64_t cols, DType dtype) {
-    const std::vector<double> v = backend.to_host_doubles(src, static_cast<size_t>(cols), dtype);
-    const std::vector<float> f(v.begin(), v.end());
-    Buffer out = backend.allocate(f.size() * sizeof(float));
-    backend.copy(out.get(), f.data(), f.size() * sizeof(float));
-    backend.synchronize();
-    return out;
-  }
-  // fp32 `src` (cols) into `dst` in `dtype`, through the host.
-  static void publish(Backend& backend, const void* src, void* dst, size_t cols, DType dtype) {
-    const std::vector<double> v = backend.to_host_doubles(src, cols, DType::fp32);
-    std::vector<unsigned char> bytes(cols * dtype_bytes(dtype));
-    for (size_t i = 0; i < cols; ++i) elem::store_from_double(bytes.data(), i, static_cast<int>(dtype), v[i]);
+  // `count` elements of `src` (type `from`) stored into `dst` as type `to`, through the host.
+  static void convert(Backend& backend, const void* src, DType from, void* dst, DType to, size_t count) {
+    const std::vector<double> v = backend.to_host_doubles(src, count, from);
+    std::vector<unsigned char> bytes(count * dtype_bytes(to));
+    for (size_t i = 0; i < count; ++i) elem::store_from_double(bytes.data(), i, static_cast<int>(to), v[i]);
     backend.copy(dst, bytes.data(), bytes.size());
     backend.synchronize();
+  }
+  // fp32 copy of a `cols` weight vector (gamma, beta), made once in prepare.
+  static Buffer to_fp32(Backend& backend, const void* src, int64_t cols, DType dtype) {
+    Buffer out = backend.allocate(static_cast<size_t>(cols) * sizeof(float));
+    convert(backend, src, dtype, out.get(), DType::fp32, static_cast<size_t>(cols));
+    return out;
   }
 
   BackendDescriptor forward_op(const LaunchArgs& a, Backend& backend, std::vector<int64_t>& uids,
