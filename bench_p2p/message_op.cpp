@@ -2,8 +2,8 @@
 // posts the sends and receives the pattern gives it (none for ranks idle in a pair) inside
 // one communicator group: completed together (MPI) or enqueued as one group (NCCL/RCCL).
 // pingpong is the exception: its two steps are ordered, so each send and receive is its own
-// call (blocking MPI_Send/MPI_Recv; NCCL orders them on the stream) and rank 1 sends back its
-// receive buffer. Ranks idle in a pair still run every point's agreement and
+// call (blocking MPI_Send/MPI_Recv; NCCL orders them on the stream) and rank 1 answers from
+// its own send buffer, as osu_latency does. Ranks idle in a pair still run every point's agreement and
 // max-combination, so nothing deadlocks.
 #include <functional>
 
@@ -28,22 +28,22 @@ class MessageOp : public P2pOp {
     const int me = ctx_->rank();
     const size_t n = static_cast<size_t>(e_.size);
     const MemKind kind = backend.is_host() ? MemKind::host_pageable : MemKind::device;
-    // A round trip's data starts at the first sender; everyone else sends back what it got.
-    const int origin = transfers_.front().src;
-    const bool echoes = round_trip_ && me != origin;
+    // Every sender sends its own pattern from its own buffer, the round trip's answering rank
+    // included (as osu_latency: the reply leaves a buffer the receive did not just write, so no
+    // dirty cache lines move between the cores); each receive is checked against its sender.
     for (const Transfer& t : transfers_) {
-      if (t.src == me && !send_.get() && !echoes) {
+      if (t.src == me && !send_.get()) {
         send_ = backend.allocate(n, kind);
         ctx_->device->fill_pattern(send_.get(), n, kind, pattern_seed(run_seed_, me, 0), false);
       }
       if (t.dst == me && !recv_.get()) {
         recv_ = backend.allocate(n, kind);
-        expected_from_ = round_trip_ ? origin : t.src;
+        expected_from_ = t.src;
       }
     }
     // In transfer order, which for a round trip is each rank's order of calls.
     for (const Transfer& t : transfers_) {
-      if (t.src == me) messages_.push_back({true, t.dst, echoes ? recv_.get() : send_.get()});
+      if (t.src == me) messages_.push_back({true, t.dst, send_.get()});
       if (t.dst == me) messages_.push_back({false, t.src, recv_.get()});
     }
     backend.synchronize();

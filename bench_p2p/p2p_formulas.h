@@ -33,7 +33,7 @@ std::vector<Transfer> sendrecv_transfers(int n, bool bidirectional);
 // ring: every rank sends to (r+1)%n and receives from (r-1+n)%n at once (nccl-tests
 // sendrecv). n >= 2.
 std::vector<Transfer> ring_transfers(int n);
-// pingpong: rank 0 sends to rank 1, then rank 1 sends back what it received, in that
+// pingpong: rank 0 sends to rank 1, then rank 1 sends to rank 0 from its own buffer, in that
 // order (one round trip, osu_latency); other ranks idle.
 std::vector<Transfer> pingpong_transfers();
 // pairs: every ordered pair (i, j), i != j, row-major; measured one at a time.
