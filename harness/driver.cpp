@@ -20,6 +20,7 @@
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
 #include "harness/gbench_flags.h"
+#include "harness/malloc_policy.h"
 #include "harness/progress.h"
 #include "harness/team.h"
 #include "harness/telemetry.h"
@@ -548,6 +549,14 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
 
 int bench_main(int argc, char** argv, const BenchSpec& spec) {
   const std::string prog = "bench_" + spec.bench;
+  // Before MPI or any library allocates: every point then sees the same allocator (malloc_policy.h).
+  try {
+    const std::string refused = apply_malloc_policy(malloc_policy_from_env(std::getenv));
+    if (!refused.empty()) write_stderr_line(prog + ": warning: " + refused);
+  } catch (const UsageError& e) {
+    write_stderr_line(prog + ": error: " + e.what());
+    return 2;
+  }
   std::unique_ptr<World> world_owner = make_world(&argc, &argv);
   World& world = *world_owner;
   RunConfig config;

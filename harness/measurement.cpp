@@ -40,12 +40,14 @@ double warm_up(const MeasureConfig& config, const std::function<void()>& launch,
   return percentile_select(recent, 0.5);
 }
 
-// Launches per hot sample so a block lasts at least min_sample_s (event resolution and
-// launch gaps amortised); the same on every member (the slowest member's estimate).
-int batch_size(const MeasureConfig& config, double per_launch_s) {
+// Launches per hot sample so a block lasts at least min_sample_s, or min_sample_multi_rank_s
+// when a team measures (timer reads, launch gaps and the ranks' skew leaving the agreement
+// amortised); the same on every member (the slowest member's estimate).
+int batch_size(const MeasureConfig& config, double per_launch_s, bool team) {
   if (config.cold) return 1;  // one launch right after each flush
-  if (per_launch_s >= config.min_sample_s) return 1;
-  const double n = std::ceil(config.min_sample_s / std::max(per_launch_s, 1e-9));
+  const double min_block_s = team ? std::max(config.min_sample_s, config.min_sample_multi_rank_s) : config.min_sample_s;
+  if (per_launch_s >= min_block_s) return 1;
+  const double n = std::ceil(min_block_s / std::max(per_launch_s, 1e-9));
   return static_cast<int>(std::min<double>(n, kMaxBatch));
 }
 
@@ -79,7 +81,7 @@ Measurement measure(Backend& backend, const MeasureConfig& config, const std::fu
   m.warmup_launches = 1;
   double per_launch = warm_up(config, launch, *timer, team, m);
   if (team) per_launch = team->max_across(per_launch);
-  const int batch = batch_size(config, per_launch);
+  const int batch = batch_size(config, per_launch, team != nullptr);
   m.launches_per_sample = batch;
 
   // Samples: [agree] [flush] start, `batch` launches, stop. The agreement before each

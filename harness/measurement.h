@@ -25,7 +25,13 @@ struct MeasureConfig {
   double max_time_s = 2.0;
   double min_time_s = 0;        // sampling goes on at least this long (--benchmark_min_time)
   double warmup_time_s = 0.05;  // untimed launches before sampling
-  double min_sample_s = 20e-6;  // hot samples batch launches up to at least this
+  // Hot samples batch launches so one block lasts at least this: the per-block cost (two timer
+  // reads, the loop, the sample's bookkeeping: about 0.4 us on the 2-core VM) stays under 1%.
+  double min_sample_s = 100e-6;
+  // With several ranks, blocks last at least this: every block starts when the ranks leave the
+  // agreement, a few microseconds apart, and that skew must stay small next to the block
+  // (nccl-tests times 20 iterations per sample for the same reason; osu_latency 1000-10000).
+  double min_sample_multi_rank_s = 1e-3;
 };
 
 // Why sampling stopped.

@@ -5,6 +5,7 @@
 
 #include <cblas.h>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "harness/errors.h"
 #include "harness/file_io.h"
 #include "harness/loaded_libraries.h"
+#include "harness/malloc_policy.h"
 
 extern char** environ;
 
@@ -61,7 +63,7 @@ const std::vector<std::string>& recorded_environment_prefixes() {
   static const std::vector<std::string> prefixes = {
       "OPENBLAS_", "GOTO_", "OMP_",  "GOMP_", "OMPI_", "PMIX_MCA_", "UCX_",   "NCCL_",      "RCCL_",
       "CUDA_",     "HIP_",  "HSA_",  "ROCR_", "MV2_",  "I_MPI_",    "MPICH_", "SLURM_JOB", "SLURM_NNODES",
-      "SLURM_NTASKS"};
+      "SLURM_NTASKS", "MALLOC_", "GLIBC_TUNABLES", "GPUCAL_"};
   return prefixes;
 }
 
@@ -106,6 +108,7 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
   doc_["device"] = device_json(backend.info());
   doc_["host"] = host_json();
   doc_["environment"] = environment_json();
+  doc_["malloc"] = malloc_policy_json(malloc_policy_from_env(std::getenv));
   doc_["measurement"] = {{"regime", c.regime},
                          {"min_samples", c.measure.min_samples},
                          {"noise_target", c.measure.noise_target},
@@ -114,6 +117,7 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"combine", c.combine},
                          {"warmup_time_s", c.measure.warmup_time_s},
                          {"min_sample_s", c.measure.min_sample_s},
+                         {"min_sample_multi_rank_s", c.measure.min_sample_multi_rank_s},
                          {"timer", backend.is_host() ? "host steady_clock" : "device events"},
                          {"seed", c.seed}};
   doc_["libraries"] = nlohmann::json::object();

@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--expect-impl", help="every row has this impl")
     ap.add_argument("--expect-world", help="the sidecar's world kind (mpi, threads, single)")
     ap.add_argument("--expect-thread-level", help="the sidecar's world.mpi_thread_level")
+    ap.add_argument("--expect-malloc", help="the sidecar's malloc.policy (pinned, glibc, user)")
     ap.add_argument("--max-time-ratio", action="append", default=[],
                     help="A/B<=X: collective A's time_us_median is at most X times B's at every shared size_bytes")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -130,6 +131,8 @@ def main():
             fail("sidecar rows/world/libraries wrong")
         if a.expect_world and meta["world"].get("kind") != a.expect_world:
             fail(f"sidecar world kind {meta['world'].get('kind')!r}, expected {a.expect_world!r}")
+        if a.expect_malloc and meta.get("malloc", {}).get("policy") != a.expect_malloc:
+            fail(f"sidecar malloc {meta.get('malloc')!r}, expected policy {a.expect_malloc!r}")
         if a.expect_thread_level and meta["world"].get("mpi_thread_level") != a.expect_thread_level:
             fail(f"sidecar mpi_thread_level {meta['world'].get('mpi_thread_level')!r}, expected {a.expect_thread_level!r}")
     for spec in a.max_time_ratio:

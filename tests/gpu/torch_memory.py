@@ -18,7 +18,7 @@ F.silu(a) * b and its autograd backward; residual add torch.add(out=); dropout +
 r + torch.native_dropout(x, 0.1, True)[0]; cross-entropy F.cross_entropy (mean) and its
 autograd backward; AdamW torch.optim.AdamW(fused=True).step(). fma_chain has no PyTorch
 counterpart and no row. Timing: warm-up, then samples of back-to-back launches of at least
-20 us each between two CUDA events (as bench_memory's hot regime), until 10 samples and the
+100 us each between two CUDA events (as bench_memory's hot regime), until 10 samples and the
 time cap; per-launch median, p10, p90 over the samples.
 
 The shapes mirror bench_memory/memory_sets.cpp; ctest checks the keys against `--list`.
@@ -218,7 +218,7 @@ def make_case(torch, kernel, dtype, shape):
     return "F.cross_entropy backward (autograd)", lambda: torch.autograd.grad(loss, lg, retain_graph=True)
 
 
-def time_launches(torch, launch, max_time_s, min_samples=10, min_sample_s=20e-6):
+def time_launches(torch, launch, max_time_s, min_samples=10, min_sample_s=100e-6):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def timed(count):

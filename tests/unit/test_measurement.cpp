@@ -95,8 +95,8 @@ TEST(Measurement, ShortWorkIsBatchedInHotRegime) {
   c.max_time_s = 10;  // never reached: identical samples meet the noise target at once
   c.warmup_time_s = 0.01;
   Measurement m = measure(backend, c, [&] { backend.advance(2e-6); });
-  // Blocks of ceil(20 us / 2 us) launches; the row's times are per launch, not per block.
-  EXPECT_NEAR(m.launches_per_sample, 10, 1);
+  // Blocks of ceil(100 us / 2 us) launches; the row's times are per launch, not per block.
+  EXPECT_NEAR(m.launches_per_sample, 50, 1);
   EXPECT_NEAR(m.seconds.median, 2e-6, 1e-12);
   EXPECT_NEAR(m.seconds.max, 2e-6, 1e-12);
   EXPECT_EQ(m.stop_reason, StopReason::noise_target);
@@ -160,7 +160,8 @@ TEST(Measurement, CoordinationHappensBetweenBlocksOnlyAndCombinesOnce) {
   c.max_samples = 5;
   c.min_samples = 1;
   c.noise_target = -1;  // only max_samples stops it
-  c.min_sample_s = 200e-6;  // 50 us launches: blocks of 4
+  c.min_sample_s = 200e-6;            // 50 us launches: blocks of 4
+  c.min_sample_multi_rank_s = 100e-6;  // below min_sample_s: the single-rank length rules
   std::vector<std::string> log;
   ScriptedTeam team(&log, 2);
   ScriptedBackend backend(/*virtual_clock=*/true);
@@ -171,7 +172,7 @@ TEST(Measurement, CoordinationHappensBetweenBlocksOnlyAndCombinesOnce) {
   EXPECT_EQ(m.seconds.count, 5);
   EXPECT_DOUBLE_EQ(m.seconds.median, 1.0);         // the combined samples are the row's
   EXPECT_LT(m.local_seconds.median, 1e-3);         // this member's own are kept apart
-  ASSERT_GT(m.launches_per_sample, 1);
+  ASSERT_EQ(m.launches_per_sample, 4);
   // After the warm-up, the log is: max (batch size), then per sample one agreement
   // followed by exactly one block of launches, then the closing agreement and one combine.
   auto it = std::find(log.begin(), log.end(), "max");
@@ -195,6 +196,29 @@ TEST(Measurement, CoordinationHappensBetweenBlocksOnlyAndCombinesOnce) {
   EXPECT_EQ(combines, 1);
   EXPECT_EQ(agreements, 5 + 1);  // one before each block, one that ends sampling
   EXPECT_EQ(std::count(log.begin(), log.end(), "combine"), 1);
+}
+
+TEST(Measurement, TeamBlocksLastTheMultiRankMinimum) {
+  // 50 us launches: alone, blocks of ceil(100 us / 50 us) = 2; in a team, ceil(1 ms / 50 us) = 20,
+  // so the ranks' skew leaving each agreement is spread over 1 ms, not 100 us.
+  MeasureConfig c;
+  c.cold = false;
+  c.warmup_time_s = 0;
+  c.max_samples = 3;
+  c.min_samples = 1;
+  c.noise_target = -1;
+  ScriptedBackend alone_backend(/*virtual_clock=*/true);
+  Measurement alone = measure(alone_backend, c, [&] { alone_backend.advance(50e-6); });
+  EXPECT_EQ(alone.launches_per_sample, 2);
+  std::vector<std::string> log;
+  ScriptedTeam team(&log, 0);
+  ScriptedBackend team_backend(/*virtual_clock=*/true);
+  Measurement together = measure(team_backend, c, [&] { team_backend.advance(50e-6); }, &team);
+  EXPECT_EQ(together.launches_per_sample, 20);
+  // Launches already longer than the minimum are not batched.
+  ScriptedBackend long_backend(/*virtual_clock=*/true);
+  Measurement slow = measure(long_backend, c, [&] { long_backend.advance(2e-3); }, &team);
+  EXPECT_EQ(slow.launches_per_sample, 1);
 }
 
 TEST(Measurement, CombineSamplesPerSampleOverTakingPartRanks) {
@@ -249,8 +273,8 @@ TEST(Measurement, BatchComesFromTheMedianOfWarmupTimings) {
   c.max_time_s = 0.05;
   int i = 0;
   Measurement m = measure(backend, c, [&] { backend.advance(++i % 5 == 0 ? 200e-6 : 2e-6); });
-  // 20 us / 2 us; sized on a pre-empted launch (or on the mean, 41.6 us) it would be 1.
-  EXPECT_NEAR(m.launches_per_sample, 10, 1);
+  // 100 us / 2 us; sized on a pre-empted launch (200 us) it would be 1, on the mean (41.6 us) 3.
+  EXPECT_NEAR(m.launches_per_sample, 50, 1);
   EXPECT_GT(m.warmup_launches, 5);
 }
 

@@ -1,0 +1,39 @@
+#pragma once
+// glibc's malloc thresholds, pinned for the whole run so that a measured operation's cost does
+// not depend on what the process allocated before it.
+//
+// glibc adapts M_MMAP_THRESHOLD and M_TRIM_THRESHOLD to the sizes the process has freed so far
+// (the "dynamic threshold"). A library that allocates a temporary per call (Open MPI's
+// reduce_scatter_block at 2 ranks, for one) then either reuses heap memory or maps, faults in and
+// unmaps its buffer on every call, depending on the allocation history: osu_reduce_scatter_block
+// on this project's 2-core VM reads 25 us at 128 KiB when that is the first size it runs and
+// 450-1400 us when a smaller size ran first; at 1 MiB the two states differ 20x. Pinning both
+// thresholds high (as MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ do) makes every point see the
+// same allocator, whatever ran before it. Users keep control: GPUCAL_MALLOC=glibc leaves glibc's
+// defaults, and any malloc setting of their own (MALLOC_*_ or glibc.malloc tunables) is respected.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucal {
+
+struct MallocPolicy {
+  std::string policy;  // "pinned" (gpucal's), "glibc" (GPUCAL_MALLOC=glibc), "user" (the user's MALLOC_* /
+                       // GLIBC_TUNABLES), "unavailable" (not glibc)
+  std::string reason;  // one line: why this policy
+  int64_t mmap_threshold_bytes = 0;  // what gpucal sets; 0 when it sets nothing
+  int64_t trim_threshold_bytes = 0;
+};
+
+// A pure function of the environment (getenv is injected for tests). Throws UsageError for a
+// GPUCAL_MALLOC value other than pinned or glibc.
+MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn);
+
+// Applies the policy to this process (mallopt); returns a one-line error when glibc refuses, else "".
+std::string apply_malloc_policy(const MallocPolicy& p);
+
+nlohmann::json malloc_policy_json(const MallocPolicy& p);
+
+}  // namespace gpucal

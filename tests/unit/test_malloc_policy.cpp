@@ -1,0 +1,58 @@
+#include "harness/malloc_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "harness/errors.h"
+
+namespace gpucal {
+namespace {
+
+MallocPolicy policy_with(const std::map<std::string, std::string>& env) {
+  return malloc_policy_from_env([&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(MallocPolicy, PinnedByDefaultWithBothThresholds) {
+  const MallocPolicy p = policy_with({});
+  EXPECT_EQ(p.policy, "pinned");
+  EXPECT_EQ(p.mmap_threshold_bytes, int64_t{1} << 30);
+  EXPECT_EQ(p.trim_threshold_bytes, int64_t{1} << 30);
+  EXPECT_EQ(policy_with({{"GPUCAL_MALLOC", "pinned"}}).policy, "pinned");
+  const nlohmann::json j = malloc_policy_json(p);
+  EXPECT_EQ(j.at("mmap_threshold_bytes").get<int64_t>(), int64_t{1} << 30);
+  EXPECT_EQ(apply_malloc_policy(p), "");  // glibc takes them
+}
+
+TEST(MallocPolicy, GlibcOptOutSetsNothing) {
+  const MallocPolicy p = policy_with({{"GPUCAL_MALLOC", "glibc"}});
+  EXPECT_EQ(p.policy, "glibc");
+  EXPECT_EQ(p.mmap_threshold_bytes, 0);
+  EXPECT_FALSE(malloc_policy_json(p).contains("mmap_threshold_bytes"));
+}
+
+TEST(MallocPolicy, UsersOwnMallocSettingsWin) {
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"}) {
+    const MallocPolicy p = policy_with({{name, "65536"}});
+    EXPECT_EQ(p.policy, "user") << name;
+    EXPECT_NE(p.reason.find(name), std::string::npos);
+  }
+  EXPECT_EQ(policy_with({{"GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1"}}).policy, "user");
+  // Tunables of other glibc parts, and an empty MALLOC_ variable, are not malloc settings.
+  EXPECT_EQ(policy_with({{"GLIBC_TUNABLES", "glibc.pthread.rseq=0"}}).policy, "pinned");
+  EXPECT_EQ(policy_with({{"MALLOC_TRIM_THRESHOLD_", ""}}).policy, "pinned");
+  // GPUCAL_MALLOC=glibc is checked first: the user asked for glibc's own behaviour.
+  EXPECT_EQ(policy_with({{"GPUCAL_MALLOC", "glibc"}, {"MALLOC_TOP_PAD_", "1"}}).policy, "glibc");
+}
+
+TEST(MallocPolicy, UnknownPolicyIsAUsageError) {
+  EXPECT_THROW(policy_with({{"GPUCAL_MALLOC", "fast"}}), UsageError);
+  EXPECT_THROW(policy_with({{"GPUCAL_MALLOC", ""}}), UsageError);
+}
+
+}  // namespace
+}  // namespace gpucal
