@@ -7,10 +7,13 @@
 // reduce_scatter_block at 2 ranks, for one) then either reuses heap memory or maps, faults in and
 // unmaps its buffer on every call, depending on the allocation history: osu_reduce_scatter_block
 // on this project's 2-core VM reads 25 us at 128 KiB when that is the first size it runs and
-// 450-1400 us when a smaller size ran first; at 1 MiB the two states differ 20x. Pinning both
-// thresholds high (as MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ do) makes every point see the
-// same allocator, whatever ran before it. Users keep control: GPUCAL_MALLOC=glibc leaves glibc's
-// defaults, and any malloc setting of their own (MALLOC_*_ or glibc.malloc tunables) is respected.
+// 450-1400 us when a smaller size ran first; at 1 MiB the two states differ 20x. Pinning the
+// thresholds high is not enough at the largest sizes (a 1 GiB reduce_scatter read 6.3 s after a
+// sweep with both at 2 GiB - 1: the heap's top was trimmed and regrown per call), so gpucal turns
+// both mechanisms off: malloc never maps (M_MMAP_MAX = 0) and never trims (M_TRIM_THRESHOLD = -1)
+// during the run. The cost: memory a run frees stays with the process until it exits (its peak).
+// Users keep control: GPUCAL_MALLOC=glibc leaves glibc's defaults, and any malloc setting of their
+// own (MALLOC_*_ or glibc.malloc tunables) is respected.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,8 +26,7 @@ struct MallocPolicy {
   std::string policy;  // "pinned" (gpucal's), "glibc" (GPUCAL_MALLOC=glibc), "user" (the user's MALLOC_* /
                        // GLIBC_TUNABLES), "unavailable" (not glibc)
   std::string reason;  // one line: why this policy
-  int64_t mmap_threshold_bytes = 0;  // what gpucal sets; 0 when it sets nothing
-  int64_t trim_threshold_bytes = 0;
+  bool sets_mallopt = false;  // pinned: M_MMAP_MAX = 0 and M_TRIM_THRESHOLD = -1
 };
 
 // A pure function of the environment (getenv is injected for tests). Throws UsageError for a

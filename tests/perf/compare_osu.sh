@@ -4,6 +4,7 @@
 #
 #   bash tests/perf/compare_osu.sh --osu /path/to/osu-micro-benchmarks/c/mpi [--rounds 5]
 #        [--build build] [--combine avg|max] [--work DIR] [--skip-gemm] [--skip-osu]
+#        [--osu-malloc same|glibc] [--benches allreduce,allgather,reduce_scatter,latency]
 #
 # Communication (2 ranks, one per core, `mpirun --bind-to core`), for allreduce, allgather,
 # reduce_scatter (osu_reduce_scatter_block: the same MPI call as gpucal's) and ping-pong
@@ -18,6 +19,12 @@
 # 64^3: the same ratio - 1, and the sampling wall time not spent in timed launches
 # (1 - samples x launches_per_sample x time_us_mean / sampling_time_s); target <= 1%.
 #
+# Allocator: gpucal pins glibc's malloc (no mmap, no trim: harness/malloc_policy.h); OSU runs the
+# same way through MALLOC_MMAP_MAX_=0 and MALLOC_TRIM_THRESHOLD_=SIZE_MAX (--osu-malloc same, the
+# default), so both tools see the same allocator. --osu-malloc glibc runs OSU with glibc's
+# dynamic defaults: its reduce_scatter_block then maps and unmaps a temporary per call from
+# 256 KiB up (10-16x slower here), which is the allocator, not the collective.
+#
 # OSU is not part of gpucal: build it yourself (./configure CC=mpicc CXX=mpicxx; make) and
 # point --osu at the folder holding osu_allreduce, osu_allgather, osu_reduce_scatter_block
 # and osu_latency (searched recursively). Report `uptime` with the figures: other load on
@@ -26,7 +33,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-osu="" rounds=5 build="$repo/build" combine=avg work="" skip_gemm=0 skip_osu=0
+osu="" rounds=5 build="$repo/build" combine=avg work="" skip_gemm=0 skip_osu=0 osu_malloc=same
+benches="allreduce allgather reduce_scatter latency"
 while [ $# -gt 0 ]; do
   case "$1" in
     --osu) osu=$2; shift 2 ;;
@@ -36,10 +44,17 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --skip-gemm) skip_gemm=1; shift ;;
     --skip-osu) skip_osu=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --osu-malloc) osu_malloc=$2; shift 2 ;;
+    --benches) benches=${2//,/ }; shift 2 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "compare_osu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+case "$osu_malloc" in
+  same) osu_env=(-x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=18446744073709551615) ;;
+  glibc) osu_env=() ;;
+  *) echo "compare_osu.sh: --osu-malloc must be same or glibc" >&2; exit 2 ;;
+esac
 case "$rounds" in ''|*[!0-9]*|0) echo "compare_osu.sh: --rounds must be a positive integer" >&2; exit 2 ;; esac
 [ "$skip_osu" = 1 ] || [ -n "$osu" ] || { echo "compare_osu.sh: --osu DIR is required (or --skip-osu)" >&2; exit 2; }
 build=$(cd "$build" && pwd)
@@ -56,6 +71,7 @@ find_bin() {
 }
 
 echo "machine: $(nproc) cores; $(uptime)"
+echo "OSU allocator: $osu_malloc (gpucal: pinned, no mmap and no trim, see harness/malloc_policy.h)"
 echo "work folder: $work"
 
 if [ "$skip_osu" = 0 ]; then
@@ -74,7 +90,7 @@ if [ "$skip_osu" = 0 ]; then
     [latency]="$p2p --pattern pingpong")
   # Interleaved per size, so both tools of a pair see the same moment's machine.
   for r in $(seq 1 "$rounds"); do
-    for bench in allreduce allgather reduce_scatter latency; do
+    for bench in $benches; do
       s=${first_size[$bench]}
       while [ "$s" -le 1048576 ]; do
         osu_size=$s
@@ -82,7 +98,7 @@ if [ "$skip_osu" = 0 ]; then
         run_osu() {
           local t=(-T mpi_float)
           [ "$bench" = latency ] && t=()
-          "${mpirun[@]}" "${osu_bin[$bench]}" -m "$osu_size:$osu_size" "${t[@]}" >> "$work/osu_${bench}_$r.txt"
+          "${mpirun[@]}" "${osu_env[@]}" "${osu_bin[$bench]}" -m "$osu_size:$osu_size" "${t[@]}" >> "$work/osu_${bench}_$r.txt"
         }
         run_gpucal() {
           # shellcheck disable=SC2086

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string>
 
 #include "harness/errors.h"
@@ -17,22 +21,30 @@ MallocPolicy policy_with(const std::map<std::string, std::string>& env) {
   });
 }
 
-TEST(MallocPolicy, PinnedByDefaultWithBothThresholds) {
+TEST(MallocPolicy, PinnedByDefaultTurnsMappingAndTrimmingOff) {
   const MallocPolicy p = policy_with({});
   EXPECT_EQ(p.policy, "pinned");
-  EXPECT_EQ(p.mmap_threshold_bytes, int64_t{1} << 30);
-  EXPECT_EQ(p.trim_threshold_bytes, int64_t{1} << 30);
+  EXPECT_TRUE(p.sets_mallopt);
   EXPECT_EQ(policy_with({{"GPUCAL_MALLOC", "pinned"}}).policy, "pinned");
   const nlohmann::json j = malloc_policy_json(p);
-  EXPECT_EQ(j.at("mmap_threshold_bytes").get<int64_t>(), int64_t{1} << 30);
-  EXPECT_EQ(apply_malloc_policy(p), "");  // glibc takes them
+  EXPECT_EQ(j.at("mmap_max").get<int>(), 0);
+  EXPECT_EQ(j.at("trim_threshold").get<std::string>(), "off");
+  ASSERT_EQ(apply_malloc_policy(p), "");  // glibc takes them
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)  // ASan brings its own allocator
+  // In effect: 256 MiB, far above glibc's default 128 KiB mmap threshold, comes from the heap.
+  void* big = std::malloc(size_t{256} << 20);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(mallinfo2().hblks, 0u) << "a mapped chunk: M_MMAP_MAX=0 did not take";
+  std::free(big);
+#endif
 }
 
 TEST(MallocPolicy, GlibcOptOutSetsNothing) {
   const MallocPolicy p = policy_with({{"GPUCAL_MALLOC", "glibc"}});
   EXPECT_EQ(p.policy, "glibc");
-  EXPECT_EQ(p.mmap_threshold_bytes, 0);
-  EXPECT_FALSE(malloc_policy_json(p).contains("mmap_threshold_bytes"));
+  EXPECT_FALSE(p.sets_mallopt);
+  EXPECT_FALSE(malloc_policy_json(p).contains("mmap_max"));
+  EXPECT_EQ(apply_malloc_policy(p), "");
 }
 
 TEST(MallocPolicy, UsersOwnMallocSettingsWin) {
