@@ -1,15 +1,18 @@
 // The baseline gpucal's host GEMM figure is checked against: cblas_sgemm called directly
 // (column-major NN, alpha 1, beta 0, the call bench_gemm's openblas impl makes), warmed up,
 // then timed in back-to-back blocks with steady_clock. Prints the mean time per call in µs,
-// the figure to compare with bench_gemm --regime hot's time_us_mean.
+// the figure to compare with bench_gemm --regime hot's time_us_mean. The operands are
+// allocated as the host backend allocates them (aligned_alloc, 256 bytes): with std::vector
+// they sat 16 bytes past a page boundary (glibc maps allocations of 128 KiB and more), and the
+// two layouts alone moved sgemm 256^3 by 4-7% on the 2-core VM.
 // usage: openblas_direct M N K [SECONDS]
 #include <cblas.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <random>
-#include <vector>
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -22,21 +25,33 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "openblas_direct: M, N, K and SECONDS must be positive\n");
     return 2;
   }
-  std::vector<float> a(static_cast<size_t>(m) * k), b(static_cast<size_t>(k) * n),
-      c(static_cast<size_t>(m) * n);
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  auto allocate = [](size_t count) {
+    const size_t bytes = (count * sizeof(float) + 255) / 256 * 256;
+    std::unique_ptr<float, Free> p(static_cast<float*>(std::aligned_alloc(256, bytes)));
+    if (!p) {
+      std::fprintf(stderr, "openblas_direct: cannot allocate %zu bytes\n", bytes);
+      std::exit(1);
+    }
+    return p;
+  };
+  const size_t na = static_cast<size_t>(m) * k, nb = static_cast<size_t>(k) * n, nc = static_cast<size_t>(m) * n;
+  auto a = allocate(na), b = allocate(nb), c = allocate(nc);
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : a) x = u(gen);
-  for (auto& x : b) x = u(gen);
+  for (size_t i = 0; i < na; ++i) a.get()[i] = u(gen);
+  for (size_t i = 0; i < nb; ++i) b.get()[i] = u(gen);
+  for (size_t i = 0; i < nc; ++i) c.get()[i] = u(gen);  // overwritten (beta 0): never timed on zeros
   auto call = [&] {
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.data(), m, b.data(), k, 0.f,
-                c.data(), m);
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, a.get(), m, b.get(), k, 0.f, c.get(), m);
   };
   using clock = std::chrono::steady_clock;
   auto elapsed = [](clock::time_point t0) {
     return std::chrono::duration<double>(clock::now() - t0).count();
   };
-  // Warm-up: 0.05 s (gpucal's default), then blocks of at least 20 µs (its hot batching).
+  // Warm-up: 0.05 s (gpucal's default), then blocks of at least 100 µs (its hot batching).
   const auto w0 = clock::now();
   double one = 0;
   while (elapsed(w0) < 0.05) {
@@ -44,7 +59,7 @@ int main(int argc, char** argv) {
     call();
     one = elapsed(t);
   }
-  const long block = one > 0 && one < 20e-6 ? static_cast<long>(20e-6 / one) + 1 : 1;
+  const long block = one > 0 && one < 100e-6 ? static_cast<long>(100e-6 / one) + 1 : 1;
   long calls = 0;
   double timed = 0;
   const auto s0 = clock::now();
@@ -55,5 +70,5 @@ int main(int argc, char** argv) {
     calls += block;
   }
   std::printf("%.4f\n", timed / static_cast<double>(calls) * 1e6);
-  return c[0] == c[0] ? 0 : 1;  // keep the result alive
+  return c.get()[0] == c.get()[0] ? 0 : 1;  // keep the result alive
 }
