@@ -63,7 +63,7 @@ const std::vector<std::string>& recorded_environment_prefixes() {
   static const std::vector<std::string> prefixes = {
       "OPENBLAS_", "GOTO_", "OMP_",  "GOMP_", "OMPI_", "PMIX_MCA_", "UCX_",   "NCCL_",      "RCCL_",
       "CUDA_",     "HIP_",  "HSA_",  "ROCR_", "MV2_",  "I_MPI_",    "MPICH_", "SLURM_JOB", "SLURM_NNODES",
-      "SLURM_NTASKS", "MALLOC_", "GLIBC_TUNABLES", "GPUCAL_"};
+      "SLURM_NTASKS", "MALLOC_", "GLIBC_TUNABLES", "GPUCAL_MALLOC"};
   return prefixes;
 }
 
