@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "comm_forms.h"
+#include "cv_selection.h"
 #include "fit.h"
 #include "fit_table.h"
 #include "holdout.h"
@@ -36,29 +37,36 @@ std::size_t distinct_sizes(const std::vector<SizeTimePoint>& points) {
   return sizes.size();
 }
 
-// One form: parameters from the fit on all points, errors from the two cross-validations.
-json fit_form(const std::string& form, const std::vector<SizeTimePoint>& points, double bus_factor) {
+// A form as a cross-validation candidate: fitted to the training points, evaluated at the sizes.
+Candidate form_candidate(const std::string& form, double bus_factor) {
+  return {form, comm_form_min_sizes(form),
+          [form, bus_factor](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
+            const json p = fit_comm_form(form, train, bus_factor);
+            std::vector<double> predicted;
+            for (double s : sizes) predicted.push_back(predict_comm_form(form, p, s, bus_factor));
+            return predicted;
+          }};
+}
+
+// One form: parameters from the fit on all points, errors from the two cross-validations (every
+// refit runs the form's whole fit: nothing carries over from the fit on all points). `errors`
+// gets them for the choice of the best form.
+json fit_form(const std::string& form, const std::vector<SizeTimePoint>& points, double bus_factor,
+              std::vector<std::pair<std::string, CandidateErrors>>& errors) {
   const int min_sizes = comm_form_min_sizes(form);
   if (static_cast<int>(distinct_sizes(points)) < min_sizes)
     return json{{"error", "needs " + std::to_string(min_sizes) + " distinct sizes, group has " +
                               std::to_string(distinct_sizes(points))}};
-  json params;
+  json j;
   try {
-    params = fit_comm_form(form, points, bus_factor);
+    j = fit_comm_form(form, points, bus_factor);
   } catch (const std::exception& e) {
     return json{{"error", e.what()}};
   }
-  auto refit = [&](const json* start) {
-    return [&, start](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
-      const json p = fit_comm_form(form, train, bus_factor, start);
-      std::vector<double> predicted;
-      for (double s : sizes) predicted.push_back(predict_comm_form(form, p, s, bus_factor));
-      return predicted;
-    };
-  };
-  json j = params;
-  j["heldout"] = heldout_json(heldout_error(points, min_sizes, refit(nullptr)));
-  j["loo"] = heldout_json(leave_one_out_error(points, min_sizes, refit(&params)), false);
+  const CandidateErrors e = cross_validate(points, form_candidate(form, bus_factor));
+  errors.push_back({form, e});
+  j["heldout"] = heldout_json(e.heldout);
+  j["loo"] = heldout_json(e.loo, false);
   return j;
 }
 
@@ -77,48 +85,62 @@ json baseline_loglog(const std::vector<SizeTimePoint>& points) {
           {"loo", heldout_json(leave_one_out_error(points, min_sizes, interpolate), false)}};
 }
 
-// The form with the lowest cross-validated error: the mean of its every-3rd held-out MAPE and
-// its leave-one-out MAPE (ties go to the simpler form, earlier in comm_form_names()).
-json choose_best(const json& group) {
-  json ranking = json::array();
-  for (const auto& form : comm_form_names()) {
-    const json& f = group[form];
-    if (f.contains("error") || !f["heldout"]["computed"].get<bool>() || !f["loo"]["computed"].get<bool>())
-      continue;
-    const double h = f["heldout"]["mape_pct"], l = f["loo"]["mape_pct"];
-    ranking.push_back(
-        {{"form", form}, {"score_pct", (h + l) / 2}, {"heldout_mape_pct", h}, {"loo_mape_pct", l}});
-  }
-  std::stable_sort(ranking.begin(), ranking.end(), [](const json& a, const json& b) {
-    return a["score_pct"].get<double>() < b["score_pct"].get<double>();
-  });
-  const std::string criterion = "mean of the every-3rd-size held-out MAPE and the leave-one-out MAPE";
+json ranking_json(const std::vector<CandidateScore>& ranking) {
+  json out = json::array();
+  for (const auto& r : ranking)
+    out.push_back({{"form", r.name},
+                   {"score_pct", r.score_pct},
+                   {"heldout_mape_pct", r.heldout_mape_pct},
+                   {"loo_mape_pct", r.loo_mape_pct}});
+  return out;
+}
+
+const char* const kCriterion = "mean of the every-3rd-size held-out MAPE and the leave-one-out MAPE";
+
+// The held-out error of the choice itself: the forms ranked on the training sizes of the
+// every-3rd split alone, the winner fitted to them and evaluated on the held-out sizes
+// (cv_selection.h).
+json selection_heldout_json(const std::vector<SizeTimePoint>& points, double bus_factor) {
+  std::vector<Candidate> candidates;
+  for (const auto& form : comm_form_names()) candidates.push_back(form_candidate(form, bus_factor));
+  const SelectionHeldOut s = heldout_error_of_selection(points, candidates);
+  json j = heldout_json(s.heldout);
+  j["form"] = s.chosen.empty() ? json(nullptr) : json(s.chosen);
+  j["training_ranking"] = ranking_json(s.ranking);
+  return j;
+}
+
+// The form with the lowest cross-validated error on all points (ties go to the simpler form,
+// earlier in comm_form_names()), and the nested held-out error of making that choice.
+json choose_best(const json& group, const std::vector<std::pair<std::string, CandidateErrors>>& errors,
+                 const std::vector<SizeTimePoint>& points, double bus_factor) {
+  const std::vector<CandidateScore> ranking = rank_candidates(errors);
+  json best{{"criterion", kCriterion},
+            {"ranking", ranking_json(ranking)},
+            {"selection_heldout", selection_heldout_json(points, bus_factor)}};
   if (ranking.empty()) {
+    best["form"] = nullptr;
+    best["reason"] = "no form could be fitted";
     for (const auto& form : comm_form_names())
-      if (!group[form].contains("error"))
-        return {{"form", form},
-                {"criterion", criterion},
-                {"reason",
-                 "too few sizes to cross-validate any form; " + form + " is the simplest form that fits"},
-                {"ranking", ranking}};
-    return {{"form", nullptr},
-            {"criterion", criterion},
-            {"reason", "no form could be fitted"},
-            {"ranking", ranking}};
+      if (!group[form].contains("error")) {
+        best["form"] = form;
+        best["reason"] =
+            "too few sizes to cross-validate any form; " + form + " is the simplest form that fits";
+        break;
+      }
+    return best;
   }
-  const json& top = ranking[0];
+  const CandidateScore& top = ranking.front();
   std::ostringstream why;
   why.precision(3);
-  why << "lowest cross-validated error: held-out " << top["heldout_mape_pct"].get<double>()
-      << "%, leave-one-out " << top["loo_mape_pct"].get<double>() << "%, score "
-      << top["score_pct"].get<double>() << "%";
-  if (ranking.size() > 1)
-    why << "; next " << ranking[1]["form"].get<std::string>() << " " << ranking[1]["score_pct"].get<double>()
-        << "%";
-  json best = top;
-  best["criterion"] = criterion;
+  why << "lowest cross-validated error: held-out " << top.heldout_mape_pct << "%, leave-one-out "
+      << top.loo_mape_pct << "%, score " << top.score_pct << "%";
+  if (ranking.size() > 1) why << "; next " << ranking[1].name << " " << ranking[1].score_pct << "%";
+  best["form"] = top.name;
+  best["score_pct"] = top.score_pct;
+  best["heldout_mape_pct"] = top.heldout_mape_pct;
+  best["loo_mape_pct"] = top.loo_mape_pct;
   best["reason"] = why.str();
-  best["ranking"] = ranking;
   return best;
 }
 
@@ -153,9 +175,10 @@ json fit_group(json group, const std::vector<SizeTimePoint>& points, double bus_
                         {"busbw_gbps", p.size_bytes * bus_factor / (p.time_us * 1e3)}});
   group["bus_factor"] = bus_factor;
   group["points"] = measured;
-  for (const auto& form : comm_form_names()) group[form] = fit_form(form, points, bus_factor);
+  std::vector<std::pair<std::string, CandidateErrors>> errors;
+  for (const auto& form : comm_form_names()) group[form] = fit_form(form, points, bus_factor, errors);
   group["baseline_loglog"] = baseline_loglog(points);
-  group["best"] = choose_best(group);
+  group["best"] = choose_best(group, errors, points, bus_factor);
   group["model_curves"] = model_curves(group, points, bus_factor);
   return group;
 }

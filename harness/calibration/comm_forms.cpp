@@ -154,17 +154,10 @@ int comm_form_min_sizes(const std::string& form) {
   throw std::invalid_argument("unknown model form '" + form + "'");
 }
 
-json fit_comm_form(const std::string& form, const std::vector<SizeTimePoint>& points, double bus_factor,
-                   const json* start) {
+json fit_comm_form(const std::string& form, const std::vector<SizeTimePoint>& points, double bus_factor) {
   if (form == "alpha_beta") return to_json(fit_alpha_beta(points, bus_factor));
-  if (form == "sigmoid") {
-    const SigmoidParams s = start ? sigmoid_from(*start) : SigmoidParams{};
-    return to_json(fit_sigmoid(points, bus_factor, start ? &s : nullptr));
-  }
-  if (form == "piecewise") {
-    const PiecewiseParams s = start ? piecewise_from(*start) : PiecewiseParams{};
-    return to_json(fit_piecewise(points, bus_factor, start ? &s : nullptr));
-  }
+  if (form == "sigmoid") return to_json(fit_sigmoid(points, bus_factor));
+  if (form == "piecewise") return to_json(fit_piecewise(points, bus_factor));
   if (form == "regime") return to_json(fit_regime(points, bus_factor));
   if (form == "table") return to_json(fit_table(points));
   throw std::invalid_argument("unknown model form '" + form + "'");

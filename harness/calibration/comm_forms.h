@@ -24,10 +24,9 @@ const std::vector<std::string>& comm_form_names();
 // Distinct sizes a form's fit needs (the held-out fit must keep this many).
 int comm_form_min_sizes(const std::string& form);
 
-// Fits `form`; `start` (the same form's parameters from the fit on all points) warm-starts the
-// nonlinear forms in leave-one-out refits. Throws on failure or an unknown form.
+// Fits `form`. Throws on failure or an unknown form.
 nlohmann::json fit_comm_form(const std::string& form, const std::vector<SizeTimePoint>& points,
-                             double bus_factor, const nlohmann::json* start = nullptr);
+                             double bus_factor);
 // Predicted time (µs) of a message of size_bytes (nccl-tests S); throws std::invalid_argument
 // for an unknown form or parameters that are not the form's.
 double predict_comm_form(const std::string& form, const nlohmann::json& params, double size_bytes,

@@ -95,6 +95,16 @@ std::vector<double> distinct_log2_sizes(const std::vector<SizeTimePoint>& points
 
 }  // namespace
 
+std::vector<double> multistart_log2_sizes(const std::vector<SizeTimePoint>& points, double bus_factor) {
+  const std::vector<double> xs = distinct_log2_sizes(points, bus_factor);
+  if (xs.size() <= static_cast<std::size_t>(kMultistartSizes)) return xs;
+  std::vector<double> picked;
+  for (int i = 0; i < kMultistartSizes; ++i)  // evenly spaced by rank, both ends included
+    picked.push_back(xs[static_cast<std::size_t>(
+        std::lround(static_cast<double>(i) * (xs.size() - 1) / (kMultistartSizes - 1)))]);
+  return picked;
+}
+
 // ---- α–β ------------------------------------------------------------------------------
 
 double predict_time_us(const AlphaBetaParams& p, double size_bytes, double bus_factor) {
@@ -133,8 +143,7 @@ double predict_time_us(const SigmoidParams& p, double size_bytes, double bus_fac
   return size_bytes * bus_factor / (sigmoid_busbw_gbps(p, size_bytes) * kBytesPerUsPerGbps);
 }
 
-SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor,
-                          const SigmoidParams* start) {
+SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor) {
   check_points(points, bus_factor, 4, "sigmoid fit");
   std::vector<double> bw;
   for (const auto& p : points) bw.push_back(p.size_bytes * bus_factor / (p.time_us * kBytesPerUsPerGbps));
@@ -147,19 +156,13 @@ SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_f
   const double bw_max = *std::max_element(bw.begin(), bw.end());
   const double bw_min = *std::min_element(bw.begin(), bw.end());
   BestOfStarts search(residuals, static_cast<int>(points.size()));
-  if (start) {
-    Eigen::VectorXd q(4);
-    q << start->height_gbps, start->steepness, start->midpoint_log2_bytes, start->offset_gbps;
-    search.attempt(q);
-  } else {
-    // Multi-start: the midpoint at each measured size, a few steepnesses.
-    for (double x0 : distinct_log2_sizes(points, 1.0))
-      for (double k : {0.3, 1.0, 3.0}) {
-        Eigen::VectorXd q(4);
-        q << bw_max - bw_min, k, x0, bw_min;
-        search.attempt(q);
-      }
-  }
+  // Multi-start: the midpoint at each start size, a few steepnesses.
+  for (double x0 : multistart_log2_sizes(points, 1.0))
+    for (double k : {0.3, 1.0, 3.0}) {
+      Eigen::VectorXd q(4);
+      q << bw_max - bw_min, k, x0, bw_min;
+      search.attempt(q);
+    }
   if (!search.found()) throw std::runtime_error("sigmoid fit did not converge");
   const Eigen::VectorXd& best = search.best();
   // (H, k, x0, y0) and (-H, -k, x0, y0 + H) are the same curve; report the k > 0 one.
@@ -188,8 +191,7 @@ PiecewiseParams piecewise_from(const Eigen::VectorXd& q) {
 }
 }  // namespace
 
-PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor,
-                              const PiecewiseParams* start) {
+PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor) {
   check_points(points, bus_factor, 5, "piecewise fit");
   double t_min = std::numeric_limits<double>::infinity(), bw_max = 0;
   for (const auto& p : points) {
@@ -203,21 +205,13 @@ PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double b
           (predict_time_us(p, points[i].size_bytes, bus_factor) - points[i].time_us) / points[i].time_us;
   };
   BestOfStarts search(residuals, static_cast<int>(points.size()));
-  if (start) {  // invert piecewise_from()
-    Eigen::VectorXd q(5);
-    const double knee = std::log2(start->knee_bus_bytes);
-    q << std::log(start->floor_us), knee, std::log(std::max(1e-6, std::log2(start->sat_bus_bytes) - knee)),
-        std::log(start->bw_max_gbps), std::sqrt(std::max(0.0, start->overhead_us));
-    search.attempt(q);
-  } else {
-    const std::vector<double> xs = distinct_log2_sizes(points, bus_factor);
-    for (std::size_t i = 0; i + 1 < xs.size(); ++i)
-      for (std::size_t j = i + 1; j < xs.size(); ++j) {
-        Eigen::VectorXd q(5);
-        q << std::log(t_min), xs[i], std::log(xs[j] - xs[i]), std::log(bw_max), std::sqrt(0.5 * t_min);
-        search.attempt(q);
-      }
-  }
+  const std::vector<double> xs = multistart_log2_sizes(points, bus_factor);
+  for (std::size_t i = 0; i + 1 < xs.size(); ++i)
+    for (std::size_t j = i + 1; j < xs.size(); ++j) {
+      Eigen::VectorXd q(5);
+      q << std::log(t_min), xs[i], std::log(xs[j] - xs[i]), std::log(bw_max), std::sqrt(0.5 * t_min);
+      search.attempt(q);
+    }
   if (!search.found()) throw std::runtime_error("piecewise fit did not converge");
   return piecewise_from(search.best());
 }

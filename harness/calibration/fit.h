@@ -32,8 +32,9 @@ AlphaBetaParams fit_alpha_beta(const std::vector<SizeTimePoint>& points, double 
 
 // Sigmoid of bus bandwidth against log2(S) (NERSC transformer-perf-estimates form):
 //   busbw_gbps(S) = H / (1 + exp(-k (log2 S - x0))) + y0;   t_us = B / (busbw_gbps * 1e3).
-// Fitted with Eigen's Levenberg–Marquardt on relative time residuals, multi-start over x0;
-// reported with k > 0 ((H, k, x0, y0) and (-H, -k, x0, y0 + H) are the same curve).
+// Fitted with Eigen's Levenberg–Marquardt on relative time residuals, multi-start over x0 at the
+// multistart_log2_sizes(); reported with k > 0 ((H, k, x0, y0) and (-H, -k, x0, y0 + H) are the
+// same curve).
 struct SigmoidParams {
   double height_gbps = 0;          // H
   double steepness = 0;            // k, per log2(byte)
@@ -42,10 +43,7 @@ struct SigmoidParams {
 };
 double sigmoid_busbw_gbps(const SigmoidParams& p, double size_bytes);
 double predict_time_us(const SigmoidParams& p, double size_bytes, double bus_factor);
-// `start`: one Levenberg–Marquardt run from these parameters instead of the multi-start (the
-// leave-one-out refits start from the fit on all points).
-SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor,
-                          const SigmoidParams* start = nullptr);
+SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_factor);
 
 // Piecewise: latency floor, knee, saturation. With x = log2 B and
 //   t_floor(B) = floor_us                                  (B <= knee)
@@ -55,7 +53,7 @@ SigmoidParams fit_sigmoid(const std::vector<SizeTimePoint>& points, double bus_f
 //   t(B) = t_floor^(1-w) * t_sat(B)^w
 // so the curve (a sigmoid in log-log space) is continuous with a continuous slope at both ends.
 // Knee and saturation are in BUS bytes. Fitted with Eigen LM on relative time residuals,
-// multi-start over (knee, sat) pairs drawn from the measured sizes.
+// multi-start over every (knee, sat) pair of the multistart_log2_sizes().
 struct PiecewiseParams {
   double floor_us = 0;
   double knee_bus_bytes = 0;
@@ -64,8 +62,15 @@ struct PiecewiseParams {
   double overhead_us = 0;
 };
 double predict_time_us(const PiecewiseParams& p, double size_bytes, double bus_factor);
-PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor,
-                              const PiecewiseParams* start = nullptr);
+PiecewiseParams fit_piecewise(const std::vector<SizeTimePoint>& points, double bus_factor);
+
+// The log2 bus sizes the nonlinear fits start from: every distinct size, or kMultistartSizes of
+// them evenly spaced by rank (both ends kept) when there are more. Every fit, including each
+// cross-validation refit, runs the whole multi-start (a refit started from the all-points fit
+// would remember the left-out size); the cap keeps that affordable (piecewise tries every pair:
+// 28 starts instead of 496 on a 32-size sweep).
+std::vector<double> multistart_log2_sizes(const std::vector<SizeTimePoint>& points, double bus_factor);
+constexpr int kMultistartSizes = 8;
 
 // Minimum distinct sizes each fit needs (parameters + 1, so the fit is over-determined).
 constexpr int kAlphaBetaMinSizes = 3;

@@ -33,8 +33,8 @@ std::string group_name(const json& g, const std::string& kind) {
 std::string format_fit_report(const json& calibration) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-12s %-36s %5s  %-10s %8s %8s %8s %6s |", "kind", "group", "sizes",
-                "best", "heldout%", "loo%", "loglog%", "ratio");
+  std::snprintf(line, sizeof line, "%-12s %-36s %5s  %-10s %8s %8s %8s %6s  %-10s |", "kind", "group",
+                "sizes", "best", "heldout%", "loo%", "loglog%", "ratio", "pick");
   out << line;
   for (const auto& form : comm_form_names()) out << " " << form << "%";
   out << "\n";
@@ -45,7 +45,11 @@ std::string format_fit_report(const json& calibration) {
       const std::string form =
           best.contains("form") && best["form"].is_string() ? best["form"].get<std::string>() : "-";
       const json none;
-      const json& heldout = form != "-" ? g[form].value("heldout", none) : none;
+      // The choice's own held-out error: the form picked on the training sizes (cv_selection.h).
+      const json& heldout = best.value("selection_heldout", none);
+      const std::string pick = heldout.is_object() && heldout.value("form", json()).is_string()
+                                   ? heldout["form"].get<std::string>()
+                                   : "-";
       const json& loo = form != "-" ? g[form].value("loo", none) : none;
       const json& base = g.contains("baseline_loglog") ? g["baseline_loglog"]["heldout"] : none;
       std::string ratio = "-";
@@ -58,9 +62,9 @@ std::string format_fit_report(const json& calibration) {
       std::size_t sizes = 0;
       if (g.contains("table") && g["table"].contains("knots_size_bytes"))
         sizes = g["table"]["knots_size_bytes"].size();
-      std::snprintf(line, sizeof line, "%-12s %-36s %5zu  %-10s %8s %8s %8s %6s |", kind.c_str(),
+      std::snprintf(line, sizeof line, "%-12s %-36s %5zu  %-10s %8s %8s %8s %6s  %-10s |", kind.c_str(),
                     group_name(g, kind).c_str(), sizes, form.c_str(), pct(heldout).c_str(), pct(loo).c_str(),
-                    pct(base).c_str(), ratio.c_str());
+                    pct(base).c_str(), ratio.c_str(), pick.c_str());
       out << line;
       for (const auto& f : comm_form_names()) out << " " << pct(g[f].value("heldout", none));
       out << "\n";

@@ -3,7 +3,9 @@
 # log is imported into its own results folder (`gpucal import`, with the flags its log needs),
 # fitted (`gpucal fit --report`), and the per-log table is printed with the targets of issue 16:
 # the best form's held-out MAPE has a median <= 3%, no log above 6%, and no log worse than 1.5x
-# log-log interpolation on the same held-out sizes. The verdict on each target is printed; the
+# log-log interpolation on the same held-out sizes. The best form's held-out MAPE is that of the
+# choice made on the training sizes alone (the report's `heldout%`, form `pick`), never of a
+# form chosen with the held-out sizes' help. The verdict on each target is printed; the
 # exit status is non-zero only when a log fails to import or fit (the mechanics), not when a
 # target is missed (that is a result to report, not a crash).
 # Usage: comm_fit_report.sh GPUCAL FIXTURE_DIR WORK_DIR
