@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""gpu-check: every GPU path of gpucal on a GPU machine, in at most two device calls of 10
-minutes (--part 1, --part 2), with PyTorch's figures for the same measurements.
+"""gpu-check: every GPU path of gpucal on a GPU machine, in three device calls of at most 10
+minutes (--part 1, 2, 3), with PyTorch's figures for the same measurements.
 
-  .ci/gpu-check --part 1|2|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
+  .ci/gpu-check --part 1|2|3|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
   .ci/gpu-check --dry-run [--part ...]      the steps, their commands and time budgets
   .ci/gpu-check --ratios-only DIR           the ratio table of a results folder (no GPU needed)
 
@@ -12,14 +12,21 @@ attention (llm set, cuDNN and flash, fwd and bwd) against SDPA's backends, copie
 h2d, d2h pinned) against Tensor.copy_, collectives at one rank against torch.distributed.
 Part 2: facts, ldd, GEMM on the llm set plus 4096^3 and 8192^3 (bf16, fp16, fp8; heuristic,
 and bf16 autotuned) against torch.matmul / torch._scaled_mm, and bench_memory when built.
-Each step has a time budget (tests/gpu/gpu_check_plan.py); a part's budgets add up to 540 s.
+Part 3: facts, ldd, then `gpucal predict` checked on one training step (Llama-3 8B, one
+layer, seq 1024, bf16): bench_gemm, bench_attention and bench_memory with those model flags
+into <results>/step/, bench_step (the step run as one kernel sequence), the same step in
+PyTorch (tests/gpu/torch_step.py), and `gpucal predict --measure-step`; prints and records
+predicted / measured and predicted / PyTorch (issue 18's targets: within 5% and 10%).
+Each step has a time budget (tests/gpu/gpu_check_plan.py); parts 1 and 2 add up to 540 s,
+part 3 to at most 240 s, so the three parts fit one 30-minute device session.
 
 The build comes from a bundle (.ci/gpu-bundle; default .gpu/gpucal-gpu.tar.xz, unpacked to a
 temporary folder) or a build folder. Vendor libraries are taken from PyTorch's nvidia-*
 wheels (their lib folders go first on LD_LIBRARY_PATH). Results go to
 results/reference/<device>/ (CSVs and sidecars of both sides, facts-partN.json,
-ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json); with --export (default:
-$OUT when set) a tarball of them, the ratio table, the log and the summary are copied there.
+ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json; part 3's in step/); with
+--export (default: $OUT when set) a tarball of them, the ratio table, the log and the summary
+are copied there.
 
 Exit: 0 all passed; 1 a failure (test, skip without a hardware reason, ldd, a bench's exit
 code); 2 bad arguments; 3 no NVIDIA GPU on this machine (nothing measured).
@@ -41,7 +48,8 @@ sys.path.insert(0, HERE)
 import gpucal_bundle  # noqa: E402
 import ratios  # noqa: E402
 import skip_rule  # noqa: E402
-from gpu_check_plan import PART_LIMIT_S, steps_of, total_budget  # noqa: E402
+import gpu_check_plan as plan  # noqa: E402
+from gpu_check_plan import part_limit, steps_of, total_budget  # noqa: E402
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -58,7 +66,7 @@ class OneLineParser(argparse.ArgumentParser):
 def parse_args(argv):
     ap = OneLineParser(prog="gpu-check", description=__doc__.split("\n\n")[0],
                        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["1", "2", "all"], help="which device call this is")
+    ap.add_argument("--part", choices=["1", "2", "3", "all"], help="which device call this is")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--bundle", help="a .ci/gpu-bundle tarball (default .gpu/gpucal-gpu.tar.xz)")
     src.add_argument("--build-dir", help="a gpucal build folder of this machine instead of a bundle")
@@ -73,7 +81,7 @@ def parse_args(argv):
     ap.add_argument("--ratios-only", metavar="DIR", help="write and print DIR's ratio table and exit")
     a = ap.parse_args(argv)
     if not a.ratios_only and not a.part:
-        ap.error("--part 1, 2 or all is required (or --dry-run --part N, or --ratios-only DIR)")
+        ap.error("--part 1, 2, 3 or all is required (or --dry-run --part N, or --ratios-only DIR)")
     if a.part:
         names = {s.name for s in steps_of(a.part)}
         for n in a.skip + a.only:
@@ -88,12 +96,16 @@ def selected_steps(a):
 
 def print_plan(steps, part):
     print(f"gpu-check part {part}: {len(steps)} steps, budgets {sum(s.budget_s for s in steps):.0f} s "
-          f"(the plan's total for the part: {total_budget(part):.0f} s; limit per part {PART_LIMIT_S} s)")
+          f"(the plan's total for the part: {total_budget(part):.0f} s; limit {part_limit(part)} s per part)")
     for s in steps:
         cmd = " ".join(s.argv) if s.argv else {"facts": "tests/gpu/gpu_facts.py", "ldd": "ldd of every executable",
                                                "ctest": "ctest -L gpu (skip rule)",
                                                "gemm_shapes": "bench_gemm --set llm --list + squares"}[s.kind]
         print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:18s} {cmd}")
+    budgets = " + ".join(f"{total_budget(p):.0f}" for p in plan.PARTS)
+    print(f"one device session, parts {', '.join(map(str, plan.PARTS))} as {len(plan.PARTS)} calls: machine start "
+          f"~{plan.MACHINE_START_S} s + {len(plan.PARTS)} x {plan.CALL_OVERHEAD_S} s per call (bundle, unpack, pack) + "
+          f"budgets {budgets} s = {plan.session_seconds():.0f} s of {plan.SESSION_BUDGET_S} s")
 
 
 def gpu_present():
@@ -284,6 +296,9 @@ def step_command(ctx, step, budget):
         return "absent", 0, f"{e.args[0]} is not in this build"
     if needs and not os.path.exists(needs):
         return "absent", 0, f"{os.path.relpath(needs, REPO)} is not in this checkout"
+    for x in argv:  # files a step writes under the results folder may sit in a subfolder (part 3's step/)
+        if x.startswith(ctx.out + os.sep) and os.path.splitext(x)[1] in (".csv", ".json"):
+            os.makedirs(os.path.dirname(x), exist_ok=True)
     rc, secs = run_process(ctx, step.name, argv, budget)
     csv_path = next((x for x in argv if x.endswith(".csv") and x.startswith(ctx.out)), "")
     note = csv_counts(csv_path) if csv_path else ""
@@ -372,10 +387,14 @@ def main(argv=None):
         log(f"         {step.name}: {status} in {secs:.0f} s. {note}")
     log("")
     rows, _ = ratios.write(out_dir, stream=None)
-    log(ratios.markdown(rows, [], print_rows=4) if rows else "(no ratios: no baseline matched a gpucal row)")
+    predictions = ratios.step_predictions(out_dir)
+    log(ratios.markdown(rows, [], print_rows=4, predictions=predictions) if rows or predictions
+        else "(no ratios: no baseline matched a gpucal row)")
     failed = [r for r in results if r["status"] == "failed"]
     summary = {"part": part, "gpus": gpus, "build": manifest.get("git_commit"), "results": out_dir,
                "steps": results, "seconds": round(time.monotonic() - t_start), "failed_steps": [r["step"] for r in failed]}
+    if any(s.name == "step_predict" for s in steps):
+        summary["step_predictions"] = predictions
     summary_path = os.path.join(out_dir, f"summary-part{part}.json")
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=2)

@@ -1,8 +1,11 @@
 """What .ci/gpu-check runs, in which part, and how long each step may take.
 
-A device session gets two calls of at most 10 minutes: each part is a list of steps whose
-budgets (hard limits: a step past its budget is stopped and what it wrote so far is kept)
-add up to PART_LIMIT_S, leaving time for unpacking, packing and the machine's own start.
+A device session has 30 minutes of device time and calls of at most 10 minutes: each part is
+one call, a list of steps whose budgets (hard limits: a step past its budget is stopped and
+what it wrote so far is kept) add up to at most PART_LIMIT_S, leaving time for unpacking,
+packing and the machine's own start. Parts 1 and 2 take PART_LIMIT_S each, part 3 at most
+PART3_LIMIT_S, so the three fit one session: SESSION_BUDGET_S with MACHINE_START_S for the
+machine's start and CALL_OVERHEAD_S per call for carrying the bundle and unpacking it.
 The reference runs of a bench and its PyTorch baseline sit next to each other, so a part cut
 short still has pairs to compare. A bench whose executable or baseline script is not in
 this build is reported and skipped (bench_memory and tests/gpu/torch_memory.py arrive with
@@ -16,6 +19,11 @@ unused seconds to the steps after it; the part's total never grows.
 from collections import namedtuple
 
 PART_LIMIT_S = 540  # of the 600 s a device command may run
+PART3_LIMIT_S = 240
+SESSION_BUDGET_S = 1800  # device time of one session
+MACHINE_START_S = 240  # a fresh machine's start ("minutes"), counted once
+CALL_OVERHEAD_S = 60  # per call: the bundle carried and unpacked, the results packed
+PARTS = (1, 2, 3)
 
 Step = namedtuple("Step", "name part kind budget_s argv needs")
 # kind: facts | ldd | ctest | gemm_shapes | bench | torch
@@ -26,10 +34,10 @@ REF = GPU_FAST + ["--max-time-per-point", "0.5"]
 GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3")
 
 
-def torch_step(name, part, budget, bench, sources):
+def torch_step(name, part, budget, bench, sources, folder="{out}"):
     return Step(name, part, "torch", budget,
-                ["{python}", f"{{here}}/torch_{bench}.py", "--out", f"{{out}}/torch_{bench}.csv", "--points-from",
-                 *[f"{{out}}/{s}.csv" for s in sources], "--time-budget", "{time_budget}"],
+                ["{python}", f"{{here}}/torch_{bench}.py", "--out", f"{folder}/torch_{bench}.csv", "--points-from",
+                 *[f"{folder}/{s}.csv" for s in sources], "--time-budget", "{time_budget}"],
                 f"{{here}}/torch_{bench}.py")
 
 
@@ -39,6 +47,26 @@ def gemm_step(dtype, budget, autotune=False):
                 ["{bin:bench_gemm}", *GEMM, "--shapes", f"{{work}}/gemm_shapes_{dtype}.csv", "--layout", "TN",
                  *(["--autotune", "4"] if autotune else []), "--out", f"{{out}}/{name}.csv"],
                 "{bin:bench_gemm}")
+
+
+# Part 3: one training step of Llama-3 8B, one layer, at full width. --scale 1: every GEMM of
+# the layer is >= 34 GFLOP (>= 40 us even at ~800 TFLOP/s), above PyTorch's ~10-30 us of Python
+# and autograd per op, so predicted / PyTorch compares kernels, not the interpreter (--scale 2:
+# 9-30 GFLOP, 11-40 us). One layer at seq 1024: ~4.6 TFLOP of GEMMs (70% the logits over the
+# 128,256-token vocabulary) and AdamW over 1.27e9 fp32 parameters (83% the embedding and output
+# tables; --scale shrinks the vocabulary too, so it cannot change that share); ~20-25 ms a
+# step, ~35 GB on the GPU for bench_step (every op's buffers at once), ~23 GB for PyTorch: an
+# 80 GB H100 holds one program at a time (estimates, not measurements). The predict inputs, the
+# step and the PyTorch step share the results folder STEP_DIR (gpucal predict reads
+# <bench>.csv and step.csv there) and exactly these flags.
+STEP_MODEL = ["--model", "llama3-8b", "--seq", "1024", "--micro-batch", "1", "--layers", "1", "--scale", "1",
+              "--dtype", "bf16"]
+STEP_DIR = "{out}/step"
+
+
+def model_step(name, budget, binary, csv, measure=REF):
+    return Step(name, 3, "bench", budget,
+                [f"{{bin:{binary}}}", *measure, *STEP_MODEL, "--out", f"{STEP_DIR}/{csv}.csv"], f"{{bin:{binary}}}")
 
 
 STEPS = [
@@ -73,13 +101,34 @@ STEPS = [
          "{bin:bench_memory}"),
     Step("torch_memory", 2, "torch", 30, ["{python}", "{here}/torch_memory.py", "--out", "{out}/torch_memory.csv"],
          "{here}/torch_memory.py"),
+    # Part 3: issue 18's check of `gpucal predict` (see STEP_MODEL).
+    Step("facts", 3, "facts", 40, [], ""),
+    Step("ldd", 3, "ldd", 20, [], ""),
+    model_step("step_gemm", 30, "bench_gemm", "gemm"),
+    model_step("step_attention", 15, "bench_attention", "attention"),
+    model_step("step_memory", 30, "bench_memory", "memory"),
+    model_step("step_bench", 40, "bench_step", "step", GPU_FAST + ["--max-time-per-point", "2"]),
+    torch_step("torch_step", 3, 45, "step", ["step"], folder=STEP_DIR),
+    Step("step_predict", 3, "bench", 15,
+         ["{bin:gpucal}", "predict", STEP_DIR, *STEP_MODEL, "--measure-step", "--out", f"{STEP_DIR}/predict.json"],
+         "{bin:gpucal}"),
 ]
 
 
 def steps_of(part):
-    """The steps of part 1, 2 (int or text) or "all"."""
+    """The steps of part 1, 2, 3 (int or text) or "all"."""
     return [s for s in STEPS if str(part) in ("all", str(s.part))]
 
 
 def total_budget(part):
     return sum(s.budget_s for s in steps_of(part))
+
+
+def part_limit(part):
+    return PART3_LIMIT_S if str(part) == "3" else PART_LIMIT_S
+
+
+def session_seconds():
+    """Device time the three parts may take in one session: the machine's start, then per
+    call its overhead and the part's budgets."""
+    return MACHINE_START_S + sum(CALL_OVERHEAD_S + total_budget(p) for p in PARTS)

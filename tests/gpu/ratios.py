@@ -2,7 +2,12 @@
 """The ratio table of .ci/gpu-check: gpucal rows against PyTorch baselines of the same
 measurement, for any bench. A results folder holds gpucal CSVs (any *.csv with gpucal's
 columns) and baselines torch_<bench>.csv (tests/gpu/torch_common.py: bench, point,
-torch_op, time_us_*); rows are joined on (bench, point).
+torch_op, time_us_*); rows are joined on (bench, point), within the folder and within each
+of its subfolders (part 3 writes its model step into step/).
+
+A folder with a predict.json that compared bench_step's row (`gpucal predict --measure-step`,
+its `measured_step`) adds a step prediction: predicted / measured, and predicted / PyTorch
+against the torch_step row of the same (bench, point), the way baselines join.
 
   ratios.py DIR [--md FILE] [--csv FILE] [--print-rows N]
 
@@ -15,6 +20,7 @@ mean, min, max per torch op, then the N lowest and highest points).
 import argparse
 import csv
 import glob
+import json
 import math
 import os
 import sys
@@ -45,7 +51,36 @@ def number(text):
     return v if math.isfinite(v) else None
 
 
+def folders(results_dir):
+    """The results folder and its subfolders, each joined on its own."""
+    subs = sorted(p for p in glob.glob(os.path.join(results_dir, "*")) if os.path.isdir(p))
+    return [results_dir] + subs
+
+
 def join(results_dir):
+    """(ratio rows, notes) over the folder and its subfolders."""
+    rows, notes = [], []
+    for folder in folders(results_dir):
+        r, n = join_folder(folder)
+        rows += r
+        notes += [n_ if folder == results_dir else f"{os.path.basename(folder)}/: {n_}" for n_ in n]
+    rows.sort(key=lambda r: (r["bench"], r["torch_op"], r["point"]))
+    return rows, notes
+
+
+def ok_torch_rows(folder):
+    """(ok rows with a time, count of the others) of the folder's torch_*.csv."""
+    ok, skipped = [], 0
+    for path in sorted(glob.glob(os.path.join(folder, "torch_*.csv"))):
+        for t in read_csv(path):
+            if t.get("status", "ok") != "ok" or not number(t.get("time_us_median")):
+                skipped += 1
+            else:
+                ok.append(t)
+    return ok, skipped
+
+
+def join_folder(results_dir):
     """(ratio rows, notes): every ok torch row whose (bench, point) has an ok gpucal row."""
     ours, notes = {}, []
     for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
@@ -54,31 +89,91 @@ def join(results_dir):
         for r in read_csv(path):
             if r.get("status") == "ok" and number(r.get("time_us_median")):
                 ours[(r["bench"], r["point"])] = r
-    rows, unmatched, skipped = [], [], 0
-    for path in sorted(glob.glob(os.path.join(results_dir, "torch_*.csv"))):
-        for t in read_csv(path):
-            if t.get("status", "ok") != "ok" or not number(t.get("time_us_median")):
-                skipped += 1
-                continue
-            o = ours.get((t.get("bench", ""), t.get("point", "")))
-            if o is None:
-                unmatched.append(f"{t.get('bench')} {t.get('point')}")
-                continue
-            ot, tt = number(o["time_us_median"]), number(t["time_us_median"])
-            op10, op90 = number(o.get("time_us_p10")), number(o.get("time_us_p90"))
-            tp10, tp90 = number(t.get("time_us_p10")), number(t.get("time_us_p90"))
-            overlap = None not in (op10, op90, tp10, tp90) and op10 <= tp90 and tp10 <= op90
-            rows.append({"bench": t["bench"], "point": t["point"], "torch_op": t.get("torch_op", ""),
-                         "ours_time_us_median": ot, "torch_time_us_median": tt, "ours_vs_torch": tt / ot,
-                         "ours_p10": op10, "ours_p90": op90, "torch_p10": tp10, "torch_p90": tp90,
-                         "spread": "overlap" if overlap else "apart"})
+    rows, unmatched = [], []
+    torch_rows, skipped = ok_torch_rows(results_dir)
+    for t in torch_rows:
+        o = ours.get((t.get("bench", ""), t.get("point", "")))
+        if o is None:
+            unmatched.append(f"{t.get('bench')} {t.get('point')}")
+            continue
+        ot, tt = number(o["time_us_median"]), number(t["time_us_median"])
+        op10, op90 = number(o.get("time_us_p10")), number(o.get("time_us_p90"))
+        tp10, tp90 = number(t.get("time_us_p10")), number(t.get("time_us_p90"))
+        rows.append({"bench": t["bench"], "point": t["point"], "torch_op": t.get("torch_op", ""),
+                     "ours_time_us_median": ot, "torch_time_us_median": tt, "ours_vs_torch": tt / ot,
+                     "ours_p10": op10, "ours_p90": op90, "torch_p10": tp10, "torch_p90": tp90,
+                     "spread": spread(op10, op90, tp10, tp90)})
     if unmatched:
         notes.append(f"{len(unmatched)} torch rows have no ok gpucal row with the same (bench, point), e.g. "
                      + "; ".join(unmatched[:3]))
     if skipped:
         notes.append(f"{skipped} torch rows were skipped or unmeasured (their status/detail columns say why)")
-    rows.sort(key=lambda r: (r["bench"], r["torch_op"], r["point"]))
     return rows, notes
+
+
+def spread(a10, a90, b10, b90):
+    """overlap when the two [p10, p90] intervals overlap (a difference within noise), else apart."""
+    return "overlap" if None not in (a10, a90, b10, b90) and a10 <= b90 and b10 <= a90 else "apart"
+
+
+# Issue 18's targets for a step on a GPU: predicted within 5% of bench_step's kernel sequence,
+# within 10% of the same step in PyTorch.
+STEP_TARGETS = {"predicted_over_measured": 0.05, "predicted_over_torch": 0.10}
+
+
+def step_predictions(results_dir):
+    """One entry per predict.json (in the folder or a subfolder) with a `measured_step`:
+    predicted, bench_step's median and p10/p90, the PyTorch step of the same (bench, point)
+    when a torch_*.csv there has it ok, and the two ratios."""
+    out = []
+    for folder in folders(results_dir):
+        path = os.path.join(folder, "predict.json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            measured = json.load(f).get("measured_step")
+        if not measured:
+            continue
+        predicted_us, measured_us = measured["predicted_s"] * 1e6, measured["time_s_median"] * 1e6
+        entry = {"folder": os.path.relpath(folder, results_dir), "point": measured["point"],
+                 "predicted_us": predicted_us, "measured_us": measured_us,
+                 "measured_p10_us": measured["p10_s"] * 1e6, "measured_p90_us": measured["p90_s"] * 1e6,
+                 "predicted_over_measured": predicted_us / measured_us, "roles_skipped": measured.get("roles_skipped", ""),
+                 "torch_op": None, "torch_us": None, "torch_p10_us": None, "torch_p90_us": None,
+                 "predicted_over_torch": None}
+        bench = measured["point"].split("/", 1)[0]
+        torch_rows, _ = ok_torch_rows(folder)
+        t = next((t for t in torch_rows if (t.get("bench"), t.get("point")) == (bench, measured["point"])), None)
+        if t:
+            entry.update(torch_op=t.get("torch_op", ""), torch_us=number(t["time_us_median"]),
+                         torch_p10_us=number(t.get("time_us_p10")), torch_p90_us=number(t.get("time_us_p90")),
+                         predicted_over_torch=predicted_us / number(t["time_us_median"]))
+        for key, tolerance in STEP_TARGETS.items():
+            v = entry[key]
+            entry[key.replace("predicted_over", "target")] = (
+                "not measured" if v is None else f"{'met' if abs(v - 1) <= tolerance else 'missed'} (1 ± {tolerance:g})")
+        out.append(entry)
+    return out
+
+
+def prediction_markdown(predictions):
+    out = ["## step prediction (`gpucal predict --measure-step`)", "",
+           "predicted: the sum of the step's operations measured one at a time (the folder's predict inputs); "
+           "measured: bench_step running them as one sequence; PyTorch: tests/gpu/torch_step.py.", "",
+           "| folder | point | predicted ms | bench_step ms (p10-p90) | PyTorch ms (p10-p90) | "
+           "predicted / measured | predicted / PyTorch |", "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def ms(v):
+        return "-" if v is None else f"{v / 1e3:.4g}"
+
+    for e in predictions:
+        torch_text = "not measured" if e["torch_us"] is None else (
+            f"{ms(e['torch_us'])} ({ms(e['torch_p10_us'])}-{ms(e['torch_p90_us'])})")
+        ratio_torch = "-" if e["predicted_over_torch"] is None else f"{e['predicted_over_torch']:.3f}"
+        out.append(f"| {e['folder']} | {e['point']} | {ms(e['predicted_us'])} | {ms(e['measured_us'])} "
+                   f"({ms(e['measured_p10_us'])}-{ms(e['measured_p90_us'])}) | {torch_text} | "
+                   f"{e['predicted_over_measured']:.3f} {e['target_measured']} | {ratio_torch} {e['target_torch']} |")
+    return "\n".join(out) + "\n"
 
 
 def geomean(values):
@@ -93,7 +188,7 @@ def summary(rows):
     return {k: (len(v), geomean(v), min(v), max(v)) for k, v in sorted(groups.items())}
 
 
-def markdown(rows, notes, print_rows=None):
+def markdown(rows, notes, print_rows=None, predictions=()):
     out = ["# gpucal against PyTorch", "",
            "ours_vs_torch = PyTorch median time / gpucal median time (> 1: gpucal faster). "
            "spread: whether the [p10, p90] intervals overlap.", "",
@@ -116,22 +211,25 @@ def markdown(rows, notes, print_rows=None):
         out.append("")
     if not rows:
         out.append("No ratios: no torch row matched a gpucal row.")
+    if predictions:
+        out += ["", prediction_markdown(predictions)]
     return "\n".join(out) + "\n"
 
 
 def write(results_dir, md_path=None, csv_path=None, print_rows=10, stream=sys.stdout):
     rows, notes = join(results_dir)
+    predictions = step_predictions(results_dir)
     md_path = md_path or os.path.join(results_dir, "ratios.md")
     csv_path = csv_path or os.path.join(results_dir, "ratios.csv")
     with open(md_path, "w") as f:
-        f.write(markdown(rows, notes))
+        f.write(markdown(rows, notes, predictions=predictions))
     with open(csv_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=RATIO_COLUMNS)
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if r[k] is None else r[k]) for k in RATIO_COLUMNS})
     if stream:
-        stream.write(markdown(rows, notes, print_rows))
+        stream.write(markdown(rows, notes, print_rows, predictions))
     return rows, notes
 
 

@@ -2,7 +2,8 @@
 """Host-side tests of .ci/gpu-check (standard library only; no GPU, no torch): argument
 handling and exit codes, the plan's time budgets, the skip rule (also through a real ctest
 run of a hand-written test tree), the ratio maker on synthetic results of several benches,
-and the baselines' point keys and operand layouts.
+and the baselines' point keys and operand layouts (part 3's chain on the host:
+test_step_chain_host.py).
 
   test_gpu_check_host.py [TestCaseName ...]
 Environment: GPUCAL_BENCH_GEMM (bench_gemm of this build) for the point-key test.
@@ -35,11 +36,12 @@ class CliTest(unittest.TestCase):
     def test_help_exits_zero_and_documents_exit_codes(self):
         p = run(GPU_CHECK, "--help")
         self.assertEqual(p.returncode, 0, p.stderr)
-        for text in ("--part", "--bundle", "--ratios-only", "--dry-run", "3 no NVIDIA GPU", "SKIP(hardware)"):
+        for text in ("--part 1|2|3|all", "--bundle", "--ratios-only", "--dry-run", "3 no NVIDIA GPU", "SKIP(hardware)",
+                     "Part 3", "gpucal predict --measure-step", "predicted / PyTorch"):
             self.assertIn(text, p.stdout)
 
     def test_bad_arguments_are_one_line_and_exit_2(self):
-        for args in ([], ["--part", "3"], ["--part", "1", "--skip", "nope"], ["--part", "2", "--only", "ctest_gpu"],
+        for args in ([], ["--part", "4"], ["--part", "1", "--skip", "nope"], ["--part", "2", "--only", "ctest_gpu"],
                      ["--bundle", "a", "--build-dir", "b", "--part", "1"], ["--ratios-only", "/no/such/dir"]):
             p = run(GPU_CHECK, *args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
@@ -47,13 +49,19 @@ class CliTest(unittest.TestCase):
             self.assertTrue(p.stderr.startswith("gpu-check: "), p.stderr)
 
     def test_dry_run_lists_every_step_of_the_part(self):
-        for part in ("1", "2"):
+        for part in ("1", "2", "3"):
             p = run(GPU_CHECK, "--dry-run", "--part", part)
             self.assertEqual(p.returncode, 0, p.stderr)
             for s in plan.steps_of(part):
                 self.assertIn(s.name, p.stdout)
+                if s.argv:
+                    self.assertIn(" ".join(s.argv), p.stdout)
+            self.assertIn(f"limit {plan.part_limit(part)} s per part", p.stdout)
+            self.assertIn(f"= {plan.session_seconds()} s of {plan.SESSION_BUDGET_S} s", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "1", "--only", "ctest_gpu")
         self.assertIn("1 steps, budgets 210 s", p.stdout)
+        p = run(GPU_CHECK, "--dry-run", "--part", "3", "--only", "step_predict")
+        self.assertIn("1 steps, budgets 15 s (the plan's total for the part: 235 s; limit 240 s per part)", p.stdout)
 
     @unittest.skipIf(shutil.which("nvidia-smi"), "this machine has nvidia-smi: the no-GPU exit is not testable here")
     def test_no_gpu_exits_3_with_a_clear_line(self):
@@ -64,11 +72,61 @@ class CliTest(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)
 
 
+def flag_values(argv, flags):
+    """{flag: value} of the flags in argv that take a value."""
+    return {f: argv[argv.index(f) + 1] for f in flags if f in argv}
+
+
+MODEL_FLAGS = ("--model", "--model-config", "--tp", "--pp", "--dp", "--cp", "--ep", "--seq", "--micro-batch",
+               "--global-batch", "--grad-dtype", "--zero", "--layers", "--scale", "--dtype")
+
+
 class PlanTest(unittest.TestCase):
     def test_each_part_fits_one_device_call(self):
         for part in (1, 2):
             self.assertLessEqual(plan.total_budget(part), plan.PART_LIMIT_S)
         self.assertLessEqual(plan.PART_LIMIT_S, 560)  # 600 s per call: unpacking and packing need the rest
+        self.assertLessEqual(plan.total_budget(3), plan.PART3_LIMIT_S)
+        self.assertLessEqual(plan.PART3_LIMIT_S, 240)
+
+    def test_three_parts_fit_one_device_session(self):
+        self.assertEqual(plan.PARTS, (1, 2, 3))
+        want = plan.MACHINE_START_S + 3 * plan.CALL_OVERHEAD_S + sum(plan.total_budget(p) for p in (1, 2, 3))
+        self.assertEqual(plan.session_seconds(), want)
+        self.assertEqual(want, 240 + 3 * 60 + 540 + 540 + 235)
+        self.assertLessEqual(want, plan.SESSION_BUDGET_S)
+        self.assertEqual(plan.SESSION_BUDGET_S, 30 * 60)
+
+    def test_part3_runs_the_prediction_chain_with_one_set_of_model_flags(self):
+        steps = plan.steps_of(3)
+        self.assertEqual([s.name for s in steps], ["facts", "ldd", "step_gemm", "step_attention", "step_memory",
+                                                   "step_bench", "torch_step", "step_predict"])
+        programs = {s.name: s.argv for s in steps if s.argv}
+        want_model = flag_values(plan.STEP_MODEL, MODEL_FLAGS)
+        self.assertEqual(want_model, {"--model": "llama3-8b", "--seq": "1024", "--micro-batch": "1", "--layers": "1",
+                                      "--scale": "1", "--dtype": "bf16"})
+        for name, argv in programs.items():
+            if name == "torch_step":
+                continue  # it reads the model from bench_step's sidecar
+            self.assertEqual(flag_values(argv, MODEL_FLAGS), want_model, name)
+            for flag in MODEL_FLAGS:
+                self.assertLessEqual(argv.count(flag), 1, f"{name}: {flag} twice")
+            self.assertEqual(len([a for a in argv if a == "--max-time-per-point"]), int(name != "step_predict"))
+        # The predict inputs and the step land where gpucal predict reads them.
+        outs = {name: argv[argv.index("--out") + 1] for name, argv in programs.items()}
+        self.assertEqual(outs, {"step_gemm": "{out}/step/gemm.csv", "step_attention": "{out}/step/attention.csv",
+                                "step_memory": "{out}/step/memory.csv", "step_bench": "{out}/step/step.csv",
+                                "torch_step": "{out}/step/torch_step.csv", "step_predict": "{out}/step/predict.json"})
+        self.assertEqual(programs["step_predict"][:3], ["{bin:gpucal}", "predict", plan.STEP_DIR])
+        self.assertIn("--measure-step", programs["step_predict"])
+        self.assertEqual(programs["torch_step"][programs["torch_step"].index("--points-from") + 1], "{out}/step/step.csv")
+        for name, binary in (("step_gemm", "bench_gemm"), ("step_attention", "bench_attention"),
+                             ("step_memory", "bench_memory"), ("step_bench", "bench_step")):
+            self.assertEqual(programs[name][0], f"{{bin:{binary}}}")
+            self.assertEqual(flag_values(programs[name], ["--backend"]), {"--backend": "cuda"})
+        for s in steps:
+            self.assertEqual(s.part, 3)
+            self.assertGreater(s.budget_s, 0)
 
     def test_every_reference_run_has_its_baseline_after_it(self):
         for part in (1, 2):
@@ -87,8 +145,8 @@ class PlanTest(unittest.TestCase):
                 self.assertIn("{time_budget}", s.argv)
                 self.assertIn("--out", s.argv)
 
-    def test_both_parts_check_the_machine_first(self):
-        for part in (1, 2):
+    def test_every_part_checks_the_machine_first(self):
+        for part in (1, 2, 3):
             self.assertEqual([s.kind for s in plan.steps_of(part)][:2], ["facts", "ldd"])
         self.assertEqual([s.name for s in plan.steps_of(1) if s.kind == "ctest"], ["ctest_gpu"])
 
@@ -198,9 +256,46 @@ class RatiosTest(unittest.TestCase):
         self.assertIn("geomean", p.stdout)
 
 
+    def test_step_prediction_joins_predict_json_bench_step_and_pytorch(self):
+        step_dir = os.path.join(self.dir, "step")
+        os.makedirs(step_dir)
+        point = "step/cuda/llama3-8b/tp1/pp1/dp1/cp1/seq1024/mb1/bf16/cold"
+        write_csv(os.path.join(step_dir, "step.csv"), [gpucal_row("step", point, 25000.0)])
+        write_csv(os.path.join(step_dir, "torch_step.csv"), [torch_row("step", point, "torch eager step", 27500.0)])
+        with open(os.path.join(step_dir, "predict.json"), "w") as f:
+            json.dump({"measured_step": {"point": point, "time_s_median": 0.025, "p10_s": 0.0249, "p90_s": 0.0252,
+                                         "predicted_s": 0.024, "roles_skipped": "", "samples": 40}}, f)
+        # The step's baseline joins like any other, inside its subfolder.
+        rows, _ = ratios.join(self.dir)
+        got = {(r["bench"], r["point"]): r["ours_vs_torch"] for r in rows}
+        self.assertAlmostEqual(got[("step", point)], 1.1)
+        self.assertEqual(len(rows), 4)
+        (e,) = ratios.step_predictions(self.dir)
+        self.assertEqual((e["folder"], e["point"], e["torch_op"]), ("step", point, "torch eager step"))
+        self.assertAlmostEqual(e["predicted_over_measured"], 0.96)
+        self.assertAlmostEqual(e["predicted_over_torch"], 24000.0 / 27500.0)
+        self.assertEqual(e["target_measured"], "met (1 ± 0.05)")
+        self.assertEqual(e["target_torch"], "missed (1 ± 0.1)")
+        p = run(GPU_CHECK, "--ratios-only", self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "ratios.md")) as f:
+            md = f.read()
+        for text in ("## step prediction", f"| step | {point} | 24 | 25 (24.9-25.2) | 27.5 (24.75-30.25) | 0.960 met",
+                     "| 0.873 missed (1 ± 0.1) |", "| step | torch eager step | 1 | 1.100 |"):
+            self.assertIn(text, md)
+            self.assertIn(text, p.stdout)
+        # No PyTorch row: the prediction is still reported, predicted / PyTorch is not measured.
+        os.remove(os.path.join(step_dir, "torch_step.csv"))
+        (e,) = ratios.step_predictions(self.dir)
+        self.assertIsNone(e["predicted_over_torch"])
+        self.assertEqual(e["target_torch"], "not measured")
+        self.assertIn("| not measured | 0.960 met (1 ± 0.05) | - not measured |",
+                      ratios.prediction_markdown([e]))
+
+
 class BaselinesTest(unittest.TestCase):
     def test_help_without_torch(self):
-        for name in ("torch_gemm.py", "torch_attention.py", "torch_p2p.py", "torch_collectives.py"):
+        for name in ("torch_gemm.py", "torch_attention.py", "torch_p2p.py", "torch_collectives.py", "torch_step.py"):
             p = run(os.path.join(HERE, name), "--help")
             self.assertEqual(p.returncode, 0, f"{name}: {p.stderr}")
             self.assertIn("--points-from", p.stdout)

@@ -47,7 +47,7 @@ GPU error or a non-finite loss: exit 1 with one line.
 Written against torch 2.x (2.11 on the device machine: F.rms_norm since 2.4, enable_gqa since
 2.5, addmm's out_dtype since about 2.8; older versions take the fallbacks named above). Tested
 without a GPU: the pure-Python part (sidecar, plan, comparison) against a real bench_step run
-(test_gpu_check_host.py StepChainTest), and TorchStep on the CPU against plain autograd
+(test_step_chain_host.py), and TorchStep on the CPU against plain autograd
 (test_torch_step_cpu.py, where a torch is installed). Not yet run on a GPU.
 """
 import contextlib
