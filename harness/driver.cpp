@@ -550,9 +550,12 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
 int bench_main(int argc, char** argv, const BenchSpec& spec) {
   const std::string prog = "bench_" + spec.bench;
   // Before MPI or any library allocates: every point then sees the same allocator (malloc_policy.h).
+  MallocPolicy malloc_in_effect;
   try {
-    const std::string refused = apply_malloc_policy(malloc_policy_from_env(std::getenv));
-    if (!refused.empty()) write_stderr_line(prog + ": warning: " + refused);
+    const MallocPolicy asked = malloc_policy_from_env(std::getenv);
+    malloc_in_effect = apply_malloc_policy(asked);
+    if (asked.sets_mallopt && !malloc_in_effect.sets_mallopt)
+      write_stderr_line(prog + ": warning: " + malloc_in_effect.reason);
   } catch (const UsageError& e) {
     write_stderr_line(prog + ": error: " + e.what());
     return 2;
@@ -560,6 +563,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   std::unique_ptr<World> world_owner = make_world(&argc, &argv);
   World& world = *world_owner;
   RunConfig config;
+  config.malloc = malloc_in_effect;
   config.bench = spec.bench;
   for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
   CLI::App app(spec.description, prog);

@@ -42,15 +42,15 @@ MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)
 #endif
 }
 
-std::string apply_malloc_policy(const MallocPolicy& p) {
-  if (!p.sets_mallopt) return "";
+MallocPolicy apply_malloc_policy(const MallocPolicy& p) {
+  if (!p.sets_mallopt) return p;
 #if defined(__GLIBC__)
   // M_MMAP_MAX 0: no allocation is served by mmap (glibc still maps as a fallback when the heap
   // cannot grow); M_TRIM_THRESHOLD -1: the heap's top is never given back (mallopt(3)).
   if (mallopt(M_MMAP_MAX, 0) != 1 || mallopt(M_TRIM_THRESHOLD, -1) != 1)
-    return "glibc refused M_MMAP_MAX=0 / M_TRIM_THRESHOLD=-1 (mallopt); running with its defaults";
+    return {"glibc", "glibc refused M_MMAP_MAX=0 / M_TRIM_THRESHOLD=-1 (mallopt); running with its defaults", false};
 #endif
-  return "";
+  return p;
 }
 
 nlohmann::json malloc_policy_json(const MallocPolicy& p) {

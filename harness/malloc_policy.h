@@ -23,9 +23,9 @@
 namespace gpucal {
 
 struct MallocPolicy {
-  std::string policy;  // "pinned" (gpucal's), "glibc" (GPUCAL_MALLOC=glibc), "user" (the user's MALLOC_* /
-                       // GLIBC_TUNABLES), "unavailable" (not glibc)
-  std::string reason;  // one line: why this policy
+  std::string policy = "glibc";  // "pinned" (gpucal's), "glibc" (GPUCAL_MALLOC=glibc, or nothing applied),
+                                 // "user" (the user's MALLOC_* / GLIBC_TUNABLES), "unavailable" (not glibc)
+  std::string reason = "gpucal set no malloc options";  // one line: why this policy
   bool sets_mallopt = false;  // pinned: M_MMAP_MAX = 0 and M_TRIM_THRESHOLD = -1
 };
 
@@ -33,8 +33,9 @@ struct MallocPolicy {
 // GPUCAL_MALLOC value other than pinned or glibc.
 MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn);
 
-// Applies the policy to this process (mallopt); returns a one-line error when glibc refuses, else "".
-std::string apply_malloc_policy(const MallocPolicy& p);
+// Applies the policy to this process (mallopt) and returns what is then in effect: the policy
+// itself, or, when glibc refuses, "glibc" with the refusal as its reason (the caller warns).
+MallocPolicy apply_malloc_policy(const MallocPolicy& p);
 
 nlohmann::json malloc_policy_json(const MallocPolicy& p);
 

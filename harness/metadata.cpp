@@ -5,7 +5,6 @@
 
 #include <cblas.h>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <fstream>
 
@@ -108,7 +107,7 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
   doc_["device"] = device_json(backend.info());
   doc_["host"] = host_json();
   doc_["environment"] = environment_json();
-  doc_["malloc"] = malloc_policy_json(malloc_policy_from_env(std::getenv));
+  doc_["malloc"] = malloc_policy_json(c.malloc);
   doc_["measurement"] = {{"regime", c.regime},
                          {"min_samples", c.measure.min_samples},
                          {"noise_target", c.measure.noise_target},

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/malloc_policy.h"
 #include "harness/measurement.h"
 
 namespace CLI {
@@ -26,6 +27,7 @@ struct RunConfig {
   uint64_t seed = 20240601;       // base of every point's input seed
   std::string inject_fault;       // test-only: "corrupt-output" makes verification fail
   std::vector<std::string> command_line;
+  MallocPolicy malloc;            // what bench_main applied before anything allocated (sidecar `malloc`)
 };
 
 // The flags every bench shares. `default_regime` is cold for compute benches.
