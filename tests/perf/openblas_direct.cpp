@@ -1,7 +1,8 @@
 // The baseline gpucal's host GEMM figure is checked against: cblas_sgemm called directly
 // (column-major NN, alpha 1, beta 0, the call bench_gemm's openblas impl makes), warmed up,
-// then timed in back-to-back blocks with steady_clock. Prints the mean time per call in µs,
-// the figure to compare with bench_gemm --regime hot's time_us_mean. The operands are
+// then timed in back-to-back blocks with steady_clock. Prints the mean and the median time per
+// call in µs (over blocks), the figures to compare with bench_gemm --regime hot's time_us_mean
+// and time_us_median. The operands are
 // allocated as the host backend allocates them (aligned_alloc, 256 bytes): with std::vector
 // they sat 16 bytes past a page boundary (glibc maps allocations of 128 KiB and more), and the
 // two layouts alone moved sgemm 256^3 by 4-7% on the 2-core VM.
@@ -11,8 +12,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <memory>
 #include <random>
+#include <vector>
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -62,13 +65,20 @@ int main(int argc, char** argv) {
   const long block = one > 0 && one < 100e-6 ? static_cast<long>(100e-6 / one) + 1 : 1;
   long calls = 0;
   double timed = 0;
+  std::vector<double> per_call;  // one entry per block
+  per_call.reserve(1 << 16);
   const auto s0 = clock::now();
   while (elapsed(s0) < seconds) {
     const auto t = clock::now();
     for (long i = 0; i < block; ++i) call();
-    timed += elapsed(t);
+    const double e = elapsed(t);
+    timed += e;
     calls += block;
+    per_call.push_back(e / static_cast<double>(block));
   }
-  std::printf("%.4f\n", timed / static_cast<double>(calls) * 1e6);
+  std::sort(per_call.begin(), per_call.end());
+  const size_t blocks = per_call.size();
+  const double median = blocks % 2 ? per_call[blocks / 2] : 0.5 * (per_call[blocks / 2 - 1] + per_call[blocks / 2]);
+  std::printf("%.4f %.4f\n", timed / static_cast<double>(calls) * 1e6, median * 1e6);
   return c.get()[0] == c.get()[0] ? 0 : 1;  // keep the result alive
 }
