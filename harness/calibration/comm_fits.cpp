@@ -95,7 +95,20 @@ json ranking_json(const std::vector<CandidateScore>& ranking) {
   return out;
 }
 
-const char* const kCriterion = "mean of the every-3rd-size held-out MAPE and the leave-one-out MAPE";
+const char* const kCriterion =
+    "mean of the every-3rd-size held-out MAPE and the leave-one-out MAPE; the table form is kept unless another "
+    "form's is lower by more than one standard error of the paired difference";
+// The form a shaped form must beat by more than the noise of the scores (cv_selection.h).
+const char* const kPreferredForm = "table";
+
+json choice_json(const Choice& c) {
+  json j{{"rule", c.rule}};
+  if (c.compared) {
+    j["advantage_over_preferred_pct"] = c.advantage_pct;
+    j["standard_error_pct"] = c.standard_error_pct;
+  }
+  return j;
+}
 
 // The held-out error of the choice itself: the forms ranked on the training sizes of the
 // every-3rd split alone, the winner fitted to them and evaluated on the held-out sizes
@@ -103,15 +116,17 @@ const char* const kCriterion = "mean of the every-3rd-size held-out MAPE and the
 json selection_heldout_json(const std::vector<SizeTimePoint>& points, double bus_factor) {
   std::vector<Candidate> candidates;
   for (const auto& form : comm_form_names()) candidates.push_back(form_candidate(form, bus_factor));
-  const SelectionHeldOut s = heldout_error_of_selection(points, candidates);
+  const SelectionHeldOut s = heldout_error_of_selection(points, candidates, kPreferredForm);
   json j = heldout_json(s.heldout);
   j["form"] = s.chosen.empty() ? json(nullptr) : json(s.chosen);
+  if (!s.chosen.empty()) j["choice"] = choice_json(s.choice);
   j["training_ranking"] = ranking_json(s.ranking);
   return j;
 }
 
-// The form with the lowest cross-validated error on all points (ties go to the simpler form,
-// earlier in comm_form_names()), and the nested held-out error of making that choice.
+// The form chosen by cross-validated error on all points (cv_selection.h: the lowest score, ties
+// to the simpler form, earlier in comm_form_names(); the table unless beaten by more than one
+// standard error), and the nested held-out error of making that choice.
 json choose_best(const json& group, const std::vector<std::pair<std::string, CandidateErrors>>& errors,
                  const std::vector<SizeTimePoint>& points, double bus_factor) {
   const std::vector<CandidateScore> ranking = rank_candidates(errors);
@@ -130,16 +145,30 @@ json choose_best(const json& group, const std::vector<std::pair<std::string, Can
       }
     return best;
   }
+  const Choice choice = choose_candidate(ranking, errors, kPreferredForm);
+  const CandidateScore& chosen =
+      *std::find_if(ranking.begin(), ranking.end(), [&](const CandidateScore& r) { return r.name == choice.name; });
   const CandidateScore& top = ranking.front();
   std::ostringstream why;
   why.precision(3);
-  why << "lowest cross-validated error: held-out " << top.heldout_mape_pct << "%, leave-one-out "
-      << top.loo_mape_pct << "%, score " << top.score_pct << "%";
-  if (ranking.size() > 1) why << "; next " << ranking[1].name << " " << ranking[1].score_pct << "%";
-  best["form"] = top.name;
-  best["score_pct"] = top.score_pct;
-  best["heldout_mape_pct"] = top.heldout_mape_pct;
-  best["loo_mape_pct"] = top.loo_mape_pct;
+  if (chosen.name == top.name) {
+    why << "lowest cross-validated error: held-out " << top.heldout_mape_pct << "%, leave-one-out "
+        << top.loo_mape_pct << "%, score " << top.score_pct << "%";
+    if (ranking.size() > 1) why << "; next " << ranking[1].name << " " << ranking[1].score_pct << "%";
+    if (choice.compared)
+      why << "; " << choice.advantage_pct << " points below " << kPreferredForm << ", more than one standard error ("
+          << choice.standard_error_pct << ")";
+  } else {
+    why << kPreferredForm << " kept: " << top.name << " scores " << top.score_pct << "% against its "
+        << chosen.score_pct << "%, " << choice.advantage_pct << " points, within one standard error ("
+        << choice.standard_error_pct << "); held-out " << chosen.heldout_mape_pct << "%, leave-one-out "
+        << chosen.loo_mape_pct << "%";
+  }
+  best["form"] = chosen.name;
+  best["score_pct"] = chosen.score_pct;
+  best["heldout_mape_pct"] = chosen.heldout_mape_pct;
+  best["loo_mape_pct"] = chosen.loo_mape_pct;
+  best["choice"] = choice_json(choice);
   best["reason"] = why.str();
   return best;
 }

@@ -20,17 +20,24 @@ std::vector<std::size_t> heldout_indices(const std::vector<SizeTimePoint>& point
   return indices;
 }
 
-std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
-                                              const std::vector<double>& measured) {
+std::vector<double> abs_rel_errors_pct(const std::vector<double>& predicted, const std::vector<double>& measured) {
   if (predicted.size() != measured.size() || measured.empty())
     throw std::invalid_argument("relative_errors_pct: need equal, non-empty vectors");
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    errors.push_back(100.0 * std::abs(predicted[i] - measured[i]) / measured[i]);
+  return errors;
+}
+
+std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
+                                              const std::vector<double>& measured) {
+  const std::vector<double> errors = abs_rel_errors_pct(predicted, measured);
   double sum = 0, max_err = 0;
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    const double err = std::abs(predicted[i] - measured[i]) / measured[i];
-    sum += err;
-    max_err = std::max(max_err, err);
+  for (double e : errors) {
+    sum += e;
+    max_err = std::max(max_err, e);
   }
-  return {100.0 * sum / static_cast<double>(measured.size()), 100.0 * max_err};
+  return {sum / static_cast<double>(errors.size()), max_err};
 }
 
 HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
@@ -63,6 +70,7 @@ HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit
   try {
     const std::vector<double> predicted = fit_and_predict(fit_points, sizes);
     std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
+    result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
   } catch (const std::exception& e) {
     result.reason_not_computed = std::string("fit on the training sizes failed: ") + e.what();
     return result;
@@ -104,6 +112,7 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
     }
   }
   std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
+  result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
   result.fit_points = static_cast<int>(points.size());
   result.heldout_points = static_cast<int>(measured.size());
   result.heldout_sizes_bytes.assign(sizes.begin(), sizes.end());

@@ -24,6 +24,9 @@ struct HeldOutError {
   int fit_points = 0;
   int heldout_points = 0;
   std::vector<double> heldout_sizes_bytes;
+  // |pred - meas| / meas per evaluated point, percent, in a fixed order (the points' order within
+  // each held-out size, sizes ascending): two candidates' lists pair up point by point.
+  std::vector<double> abs_rel_err_pct;
 };
 
 constexpr int kHoldoutEvery = 3;
@@ -47,5 +50,7 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
 // Relative errors of predictions against measurements: {mape_pct, max_abs_rel_err_pct}.
 std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
                                               const std::vector<double>& measured);
+// The same, point by point: |predicted - measured| / measured, percent.
+std::vector<double> abs_rel_errors_pct(const std::vector<double>& predicted, const std::vector<double>& measured);
 
 }  // namespace gpucal::calibration

@@ -117,6 +117,94 @@ TEST(CvSelection, NotComputedWhenNoCandidateCanBeCrossValidatedOnTheTrainingSize
       << s.heldout.reason_not_computed;
 }
 
+CandidateErrors errors_from(std::vector<double> heldout, std::vector<double> loo) {
+  CandidateErrors e;
+  e.heldout.computed = e.loo.computed = true;
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / double(v.size());
+  };
+  e.heldout.mape_pct = mean(heldout);
+  e.loo.mape_pct = mean(loo);
+  e.heldout.abs_rel_err_pct = std::move(heldout);
+  e.loo.abs_rel_err_pct = std::move(loo);
+  return e;
+}
+
+TEST(CvSelection, StandardErrorOfTheScoreDifferenceFromPairedPointErrors) {
+  // Differences a - b: held out {1, 3} (mean 2, sample variance 2, over 2 points: 1), leave one
+  // out {0, 2, 4} (mean 2, sample variance 4, over 3: 4/3). SE = 0.5 sqrt(1 + 4/3).
+  const CandidateErrors a = errors_from({2, 4}, {1, 3, 5}), b = errors_from({1, 1}, {1, 1, 1});
+  EXPECT_NEAR(score_difference_standard_error(a, b), 0.5 * std::sqrt(1 + 4.0 / 3), 1e-12);
+  EXPECT_NEAR(score_difference_standard_error(b, a), 0.5 * std::sqrt(1 + 4.0 / 3), 1e-12);
+  // Identical differences have no spread; one point per cross-validation adds nothing.
+  EXPECT_DOUBLE_EQ(score_difference_standard_error(errors_from({2, 3}, {2, 3}), errors_from({1, 2}, {1, 2})), 0.0);
+  EXPECT_DOUBLE_EQ(score_difference_standard_error(errors_from({5}, {5}), errors_from({1}, {1})), 0.0);
+  EXPECT_THROW(score_difference_standard_error(errors_from({1, 2}, {1}), errors_from({1}, {1})), std::logic_error);
+}
+
+TEST(CvSelection, TheTableIsKeptUnlessBeatenByMoreThanOneStandardError) {
+  // "shaped" scores 2 points below the table. Its per-point advantage is steady in `clear`
+  // (differences -3, -2, -1 both ways: SE 0.5 sqrt(1/3 + 1/3) = 0.41) and erratic in `noisy`
+  // (-8, -8, +10: one size goes the other way, SE 0.5 sqrt(36 + 36) = 4.24).
+  const CandidateErrors table = errors_from({10, 10, 10}, {10, 10, 10});
+  const CandidateErrors clear = errors_from({7, 8, 9}, {7, 8, 9});
+  const CandidateErrors noisy = errors_from({2, 2, 20}, {2, 2, 20});
+  for (const auto& [shaped, kept] : {std::pair{clear, false}, std::pair{noisy, true}}) {
+    const std::vector<std::pair<std::string, CandidateErrors>> errors{{"shaped", shaped}, {"table", table}};
+    const auto ranking = rank_candidates(errors);
+    ASSERT_EQ(ranking.front().name, "shaped");
+    const Choice c = choose_candidate(ranking, errors, "table");
+    EXPECT_TRUE(c.compared);
+    EXPECT_DOUBLE_EQ(c.advantage_pct, 2.0);
+    EXPECT_NEAR(c.standard_error_pct, kept ? 0.5 * std::sqrt(72.0) : 0.5 * std::sqrt(2.0 / 3), 1e-12);
+    EXPECT_EQ(c.name, kept ? "table" : "shaped");
+    EXPECT_NE(c.rule.find(kept ? "within one standard error" : "more than one standard error"), std::string::npos)
+        << c.rule;
+    // Without a preferred candidate the lowest score wins, whatever its margin.
+    EXPECT_EQ(choose_candidate(ranking, errors, "").name, "shaped");
+  }
+  // The preferred candidate first, or not ranked: the lowest score, nothing compared.
+  const std::vector<std::pair<std::string, CandidateErrors>> table_first{{"table", clear}, {"shaped", table}};
+  const Choice first = choose_candidate(rank_candidates(table_first), table_first, "table");
+  EXPECT_EQ(first.name, "table");
+  EXPECT_FALSE(first.compared);
+  const std::vector<std::pair<std::string, CandidateErrors>> no_table{{"shaped", clear}};
+  EXPECT_EQ(choose_candidate(rank_candidates(no_table), no_table, "table").name, "shaped");
+  EXPECT_TRUE(choose_candidate({}, {}, "table").name.empty());
+}
+
+TEST(CvSelection, TheNestedChoiceUsesTheSameRule) {
+  // On the training sizes 1, 3, 4, 6, 7, 9 of time = size, suits_heldout misses every size by
+  // 100 % and "mean" scores 18 points better, but its errors swing from 10 % to 480 % (the
+  // smallest sizes): the advantage is within one standard error. Named "table" and preferred,
+  // suits_heldout is kept, and predicts the held-out sizes exactly; without a preferred
+  // candidate the lowest score (mean) is chosen and misses them by 62.5 %.
+  Candidate table = suits_heldout_candidate();
+  table.name = "table";
+  const SelectionHeldOut s = heldout_error_of_selection(identity_points(), {table, mean_candidate()}, "table");
+  ASSERT_TRUE(s.heldout.computed) << s.heldout.reason_not_computed;
+  ASSERT_EQ(s.ranking.front().name, "mean");
+  EXPECT_EQ(s.chosen, "table");
+  EXPECT_TRUE(s.choice.compared);
+  EXPECT_NEAR(s.choice.advantage_pct, 100.0 - s.ranking.front().score_pct, 1e-9);
+  EXPECT_GT(s.choice.advantage_pct, 10.0);
+  EXPECT_LE(s.choice.advantage_pct, s.choice.standard_error_pct);
+  EXPECT_NEAR(s.heldout.mape_pct, 0.0, 1e-12);
+  const SelectionHeldOut plain = heldout_error_of_selection(identity_points(), {table, mean_candidate()});
+  EXPECT_EQ(plain.chosen, "mean");
+  EXPECT_EQ(plain.choice.rule, "lowest score");
+  EXPECT_NEAR(plain.heldout.mape_pct, 62.5, 1e-9);
+  // Identical errors under two names: advantage 0, the preferred one is kept.
+  Candidate mean_as_table = mean_candidate();
+  mean_as_table.name = "table";
+  const SelectionHeldOut tie =
+      heldout_error_of_selection(identity_points(), {mean_candidate(), mean_as_table}, "table");
+  EXPECT_EQ(tie.chosen, "table");
+  EXPECT_NEAR(tie.heldout.mape_pct, 62.5, 1e-9);
+}
+
 TEST(MultistartSizes, AllDistinctSizesUpToTheCapThenEvenlySpacedByRank) {
   std::vector<SizeTimePoint> few;
   for (int e = 3; e < 3 + kMultistartSizes; ++e) few.push_back({std::exp2(e), 1.0});
