@@ -88,6 +88,13 @@ std::string ms(double s, int width = 10) {
   return buf;
 }
 
+// A row label of the breakdown table padded to the value column (40 characters), so every
+// ms() value lines up whatever the label holds; a longer label keeps one space before it.
+std::string label(const std::string& text) {
+  constexpr std::size_t kValueColumn = 40;
+  return text.size() < kValueColumn ? text + std::string(kValueColumn - text.size(), ' ') : text + " ";
+}
+
 std::string pct(double part, double whole) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%6.1f%%", whole > 0 ? 100 * part / whole : 0.0);
@@ -136,35 +143,38 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
       std::cout << line;
     }
   }
-  std::cout << "  breakdown (one rank, one step)        time       share  provenance\n";
+  std::cout << label("  breakdown (one rank, one step)") << "      time    share  provenance\n";
   for (const char* c : {"gemm", "attention", "memory"})
-    std::cout << "  compute " << std::string(c) + std::string(30 - std::string(c).size(), ' ')
-              << ms(b["compute"][c]["time_s"]) << " " << pct(b["compute"][c]["time_s"], step) << "  "
-              << prov(b["compute"][c]) << "\n";
+    std::cout << label("  compute " + std::string(c)) << ms(b["compute"][c]["time_s"]) << " "
+              << pct(b["compute"][c]["time_s"], step) << "  " << prov(b["compute"][c]) << "\n";
   for (const auto& [dim, f] : b["communication"].items()) {
     if (f["time_s"].get<double>() == 0 && f["provenance"].is_null()) continue;
-    std::cout << "  comm " << dim << std::string(5 - dim.size(), ' ') << "total" << std::string(23, ' ')
-              << ms(f["time_s"]) << " " << pct(f["time_s"], step) << "  " << prov(f) << "\n"
-              << "  comm " << dim << std::string(5 - dim.size(), ' ') << "exposed (hidden "
-              << ms(f["hidden_s"], 0) << ")" << ms(f["exposed_s"]) << " " << pct(f["exposed_s"], step)
-              << "\n";
+    std::cout << label("  comm " + dim + " total") << ms(f["time_s"]) << " " << pct(f["time_s"], step) << "  "
+              << prov(f) << "\n"
+              << label("  comm " + dim + " exposed (hidden " + ms(f["hidden_s"], 0) + ")") << ms(f["exposed_s"])
+              << " " << pct(f["exposed_s"], step) << "\n";
   }
-  std::cout << "  pipeline bubble (" << b["bubble"]["fraction_of_pipeline"].get<double>() << " of "
-            << ms(b["pipeline_s"], 0) << ")" << ms(b["bubble"]["time_s"]) << "\n"
-            << "  step time                             " << ms(step) << "          " << prov(b["step"]) << "\n"
-            << "  tokens/s                               " << b["tokens_per_s"].get<double>() << "\n"
-            << "  MFU                                    "
-            << (b["mfu"].is_null() ? std::string("n/a (") + d["policy"]["peak_source"].get<std::string>() + ")"
-                                   : percent(b["mfu"].get<double>()) + " of " +
-                                         significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s")
-            << "\n";
+  char number[32];
+  std::snprintf(number, sizeof number, "%10.6g", b["tokens_per_s"].get<double>());
+  std::string mfu = b["mfu"].is_null() ? "n/a (" + d["policy"]["peak_source"].get<std::string>() + ")"
+                                       : percent(b["mfu"].get<double>());
+  if (mfu.size() < 10) mfu.insert(0, 10 - mfu.size(), ' ');
+  if (!b["mfu"].is_null()) mfu += " of " + significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s";
+  std::ostringstream fraction;
+  fraction << b["bubble"]["fraction_of_pipeline"].get<double>();
+  std::cout << label("  pipeline bubble (" + fraction.str() + " of " + ms(b["pipeline_s"], 0) + ")")
+            << ms(b["bubble"]["time_s"]) << " " << pct(b["bubble"]["time_s"], step) << "\n"
+            << label("  step time") << ms(step) << "          " << prov(b["step"]) << "\n"
+            << label("  tokens/s") << number << "\n"
+            << label("  MFU") << mfu << "\n";
   for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";
   if (d.contains("measured_step")) {
     const json& m = d["measured_step"];
-    std::cout << "  measured step (bench_step, " << m["samples"].get<int64_t>() << " samples)" << ms(m["time_s_median"])
-              << "  p10 " << ms(m["p10_s"], 0) << ", p90 " << ms(m["p90_s"], 0) << "\n"
-              << "  predicted for the same operations       " << ms(m["predicted_s"]) << "\n"
-              << "  predicted / measured                     " << m["predicted_over_measured"].get<double>()
+    std::snprintf(number, sizeof number, "%10.3f", m["predicted_over_measured"].get<double>());
+    std::cout << label("  measured step (bench_step, " + std::to_string(m["samples"].get<int64_t>()) + " samples)")
+              << ms(m["time_s_median"]) << "  p10 " << ms(m["p10_s"], 0) << ", p90 " << ms(m["p90_s"], 0) << "\n"
+              << label("  predicted for the same operations") << ms(m["predicted_s"]) << "\n"
+              << label("  predicted / measured") << number
               << (m["roles_skipped"].get<std::string>().empty()
                       ? std::string()
                       : "  (not run, not counted: " + m["roles_skipped"].get<std::string>() + ")")
