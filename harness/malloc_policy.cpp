@@ -6,6 +6,16 @@
 
 #include "harness/errors.h"
 
+// AddressSanitizer (and its clang spelling) replaces malloc with its own allocator, which takes no
+// mallopt settings: a sanitizer build has no glibc malloc policy to pin.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUCAL_ASAN_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUCAL_ASAN_ALLOCATOR 1
+#endif
+#endif
+
 namespace gpucal {
 
 namespace {
@@ -23,14 +33,23 @@ bool user_sets_malloc(const std::function<const char*(const char*)>& getenv_fn, 
 }
 }  // namespace
 
-MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn) {
+bool malloc_is_glibcs() {
+#if defined(GPUCAL_ASAN_ALLOCATOR) || !defined(__GLIBC__)
+  return false;
+#else
+  return true;
+#endif
+}
+
+MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn, bool glibc_malloc) {
   const char* asked = getenv_fn("GPUCAL_MALLOC");
   const std::string mode = asked ? asked : "pinned";
   if (mode != "pinned" && mode != "glibc")
     throw UsageError("GPUCAL_MALLOC='" + mode + "': expected pinned (the default) or glibc");
-#if !defined(__GLIBC__)
-  return {"unavailable", "not built against glibc: the C library's own malloc policy", false};
-#else
+  if (!glibc_malloc)
+    return {"unavailable",
+            "malloc is not glibc's (another C library, or AddressSanitizer's allocator): gpucal sets no malloc options",
+            false};
   if (mode == "glibc") return {"glibc", "GPUCAL_MALLOC=glibc: glibc's dynamic thresholds", false};
   std::string which;
   if (user_sets_malloc(getenv_fn, &which))
@@ -39,7 +58,6 @@ MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)
           "malloc never maps or trims during the run, so no point depends on the allocation history "
           "(GPUCAL_MALLOC=glibc: glibc's defaults)",
           true};
-#endif
 }
 
 MallocPolicy apply_malloc_policy(const MallocPolicy& p) {

@@ -24,14 +24,21 @@ namespace gpucal {
 
 struct MallocPolicy {
   std::string policy = "glibc";  // "pinned" (gpucal's), "glibc" (GPUCAL_MALLOC=glibc, or nothing applied),
-                                 // "user" (the user's MALLOC_* / GLIBC_TUNABLES), "unavailable" (not glibc)
+                                 // "user" (the user's MALLOC_* / GLIBC_TUNABLES), "unavailable" (not glibc's
+                                 // malloc: another C library, or an AddressSanitizer build)
   std::string reason = "gpucal set no malloc options";  // one line: why this policy
   bool sets_mallopt = false;  // pinned: M_MMAP_MAX = 0 and M_TRIM_THRESHOLD = -1
 };
 
-// A pure function of the environment (getenv is injected for tests). Throws UsageError for a
-// GPUCAL_MALLOC value other than pinned or glibc.
-MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn);
+// Whether this build allocates with glibc's malloc: false against another C library, and in an
+// AddressSanitizer build (its allocator replaces malloc and takes no mallopt settings).
+bool malloc_is_glibcs();
+
+// A pure function of the environment (getenv is injected for tests) and of whether malloc is
+// glibc's ("unavailable" when not). Throws UsageError for a GPUCAL_MALLOC value other than pinned
+// or glibc.
+MallocPolicy malloc_policy_from_env(const std::function<const char*(const char*)>& getenv_fn,
+                                    bool glibc_malloc = malloc_is_glibcs());
 
 // Applies the policy to this process (mallopt) and returns what is then in effect: the policy
 // itself, or, when glibc refuses, "glibc" with the refusal as its reason (the caller warns).

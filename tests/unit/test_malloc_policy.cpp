@@ -8,17 +8,22 @@
 #include <malloc.h>
 #endif
 #include <string>
+#include <vector>
 
 #include "harness/errors.h"
 
 namespace gpucal {
 namespace {
 
-MallocPolicy policy_with(const std::map<std::string, std::string>& env) {
-  return malloc_policy_from_env([&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  });
+// The policy for an environment, with glibc's malloc (the logic; what this build has is
+// checked in MallocPolicy.ThisBuildsAllocatorDecides).
+MallocPolicy policy_with(const std::map<std::string, std::string>& env, bool glibc_malloc = true) {
+  return malloc_policy_from_env(
+      [&](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      glibc_malloc);
 }
 
 TEST(MallocPolicy, PinnedByDefaultTurnsMappingAndTrimmingOff) {
@@ -29,10 +34,11 @@ TEST(MallocPolicy, PinnedByDefaultTurnsMappingAndTrimmingOff) {
   const nlohmann::json j = malloc_policy_json(p);
   EXPECT_EQ(j.at("mmap_max").get<int>(), 0);
   EXPECT_EQ(j.at("trim_threshold").get<std::string>(), "off");
+  if (!malloc_is_glibcs()) GTEST_SKIP() << "this build's malloc is not glibc's: nothing to apply";
   const MallocPolicy applied = apply_malloc_policy(p);
   ASSERT_EQ(applied.policy, "pinned") << applied.reason;  // glibc takes them
   ASSERT_TRUE(applied.sets_mallopt);
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)  // ASan brings its own allocator
+#if defined(__GLIBC__)
   // In effect: 256 MiB, far above glibc's default 128 KiB mmap threshold, comes from the heap.
   void* big = std::malloc(size_t{256} << 20);
   ASSERT_NE(big, nullptr);
@@ -66,6 +72,33 @@ TEST(MallocPolicy, UsersOwnMallocSettingsWin) {
 TEST(MallocPolicy, UnknownPolicyIsAUsageError) {
   EXPECT_THROW(policy_with({{"GPUCAL_MALLOC", "fast"}}), UsageError);
   EXPECT_THROW(policy_with({{"GPUCAL_MALLOC", ""}}), UsageError);
+  EXPECT_THROW(policy_with({{"GPUCAL_MALLOC", "fast"}}, false), UsageError);  // checked whatever the malloc
+}
+
+// Another allocator (an AddressSanitizer build's, another C library's) takes no mallopt settings:
+// nothing is set, whatever the environment asks, and nothing is refused to warn about.
+TEST(MallocPolicy, NotGlibcsMallocIsUnavailable) {
+  for (const auto& env : std::vector<std::map<std::string, std::string>>{
+           {}, {{"GPUCAL_MALLOC", "pinned"}}, {{"GPUCAL_MALLOC", "glibc"}}, {{"MALLOC_TOP_PAD_", "1"}}}) {
+    const MallocPolicy p = policy_with(env, false);
+    EXPECT_EQ(p.policy, "unavailable");
+    EXPECT_FALSE(p.sets_mallopt);
+    EXPECT_NE(p.reason.find("not glibc's"), std::string::npos) << p.reason;
+    const MallocPolicy applied = apply_malloc_policy(p);
+    EXPECT_EQ(applied.policy, "unavailable");
+    EXPECT_EQ(applied.reason, p.reason);
+  }
+}
+
+TEST(MallocPolicy, ThisBuildsAllocatorDecides) {
+  const MallocPolicy p = malloc_policy_from_env([](const char*) -> const char* { return nullptr; });
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_TRUE(malloc_is_glibcs());
+  EXPECT_EQ(p.policy, "pinned");
+#else
+  EXPECT_FALSE(malloc_is_glibcs());
+  EXPECT_EQ(p.policy, "unavailable");
+#endif
 }
 
 }  // namespace
