@@ -14,7 +14,6 @@
 // during the run. The cost: memory a run frees stays with the process until it exits (its peak).
 // Users keep control: GPUCAL_MALLOC=glibc leaves glibc's defaults, and any malloc setting of their
 // own (MALLOC_*_ or glibc.malloc tunables) is respected.
-#include <cstdint>
 #include <functional>
 #include <string>
 

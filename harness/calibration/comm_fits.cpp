@@ -73,16 +73,17 @@ json fit_form(const std::string& form, const std::vector<SizeTimePoint>& points,
 // The plain baseline every form is compared with: log-log interpolation between the measured
 // neighbours (fit_table.h), on the same held-out sizes.
 json baseline_loglog(const std::vector<SizeTimePoint>& points) {
-  const int min_sizes = comm_form_min_sizes("table");
-  auto interpolate = [](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
-    const TableParams t = fit_table(train);
-    std::vector<double> predicted;
-    for (double s : sizes) predicted.push_back(predict_loglog_linear(t, s));
-    return predicted;
-  };
+  const Candidate loglog{"loglog", comm_form_min_sizes("table"),
+                         [](const std::vector<SizeTimePoint>& train, const std::vector<double>& sizes) {
+                           const TableParams t = fit_table(train);
+                           std::vector<double> predicted;
+                           for (double s : sizes) predicted.push_back(predict_loglog_linear(t, s));
+                           return predicted;
+                         }};
+  const CandidateErrors e = cross_validate(points, loglog);
   return {{"method", "straight lines in ln time against ln size between the per-size minimum times"},
-          {"heldout", heldout_json(heldout_error(points, min_sizes, interpolate))},
-          {"loo", heldout_json(leave_one_out_error(points, min_sizes, interpolate), false)}};
+          {"heldout", heldout_json(e.heldout)},
+          {"loo", heldout_json(e.loo, false)}};
 }
 
 json ranking_json(const std::vector<CandidateScore>& ranking) {
@@ -118,8 +119,8 @@ json selection_heldout_json(const std::vector<SizeTimePoint>& points, double bus
   for (const auto& form : comm_form_names()) candidates.push_back(form_candidate(form, bus_factor));
   const SelectionHeldOut s = heldout_error_of_selection(points, candidates, kPreferredForm);
   json j = heldout_json(s.heldout);
-  j["form"] = s.chosen.empty() ? json(nullptr) : json(s.chosen);
-  if (!s.chosen.empty()) j["choice"] = choice_json(s.choice);
+  j["form"] = s.choice.name.empty() ? json(nullptr) : json(s.choice.name);
+  if (!s.choice.name.empty()) j["choice"] = choice_json(s.choice);
   j["training_ranking"] = ranking_json(s.ranking);
   return j;
 }

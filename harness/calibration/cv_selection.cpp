@@ -93,13 +93,12 @@ SelectionHeldOut heldout_error_of_selection(const std::vector<SizeTimePoint>& po
     if (out.ranking.empty())
       throw std::runtime_error("no candidate could be cross-validated on the training sizes");
     out.choice = choose_candidate(out.ranking, errors, preferred);
-    out.chosen = out.choice.name;
     const auto winner = std::find_if(candidates.begin(), candidates.end(),
-                                     [&](const Candidate& c) { return c.name == out.chosen; });
+                                     [&](const Candidate& c) { return c.name == out.choice.name; });
     return winner->fit_and_predict(train, heldout_sizes);
   };
   out.heldout = heldout_error(points, min_fit_sizes, choose_then_predict);
-  if (!out.heldout.computed) out.chosen.clear();
+  if (!out.heldout.computed) out.choice = Choice{};
   return out;
 }
 

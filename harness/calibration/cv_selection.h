@@ -75,8 +75,7 @@ Choice choose_candidate(const std::vector<CandidateScore>& ranking,
 
 struct SelectionHeldOut {
   HeldOutError heldout;                 // of the chosen candidate on the held-out sizes
-  std::string chosen;                   // chosen on the training sizes ("" when not computed)
-  Choice choice;                        // how it was chosen
+  Choice choice;                        // made on the training sizes (name "" when not computed)
   std::vector<CandidateScore> ranking;  // the scores on the training sizes
 };
 

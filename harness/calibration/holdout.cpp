@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace gpucal::calibration {
 
@@ -29,15 +30,27 @@ std::vector<double> abs_rel_errors_pct(const std::vector<double>& predicted, con
   return errors;
 }
 
-std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
-                                              const std::vector<double>& measured) {
-  const std::vector<double> errors = abs_rel_errors_pct(predicted, measured);
+namespace {
+// {mean, max} of per-point errors (non-empty: abs_rel_errors_pct refuses empty inputs).
+std::pair<double, double> mean_and_max(const std::vector<double>& errors) {
   double sum = 0, max_err = 0;
   for (double e : errors) {
     sum += e;
     max_err = std::max(max_err, e);
   }
   return {sum / static_cast<double>(errors.size()), max_err};
+}
+
+// The error figures of `result` from its predictions: per point, their mean and their maximum.
+void set_errors(HeldOutError& result, const std::vector<double>& predicted, const std::vector<double>& measured) {
+  result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
+  std::tie(result.mape_pct, result.max_abs_rel_err_pct) = mean_and_max(result.abs_rel_err_pct);
+}
+}  // namespace
+
+std::pair<double, double> relative_errors_pct(const std::vector<double>& predicted,
+                                              const std::vector<double>& measured) {
+  return mean_and_max(abs_rel_errors_pct(predicted, measured));
 }
 
 HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
@@ -68,9 +81,7 @@ HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit
     measured.push_back(p.time_us);
   }
   try {
-    const std::vector<double> predicted = fit_and_predict(fit_points, sizes);
-    std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
-    result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
+    set_errors(result, fit_and_predict(fit_points, sizes), measured);
   } catch (const std::exception& e) {
     result.reason_not_computed = std::string("fit on the training sizes failed: ") + e.what();
     return result;
@@ -111,8 +122,7 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
       return result;
     }
   }
-  std::tie(result.mape_pct, result.max_abs_rel_err_pct) = relative_errors_pct(predicted, measured);
-  result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
+  set_errors(result, predicted, measured);
   result.fit_points = static_cast<int>(points.size());
   result.heldout_points = static_cast<int>(measured.size());
   result.heldout_sizes_bytes.assign(sizes.begin(), sizes.end());

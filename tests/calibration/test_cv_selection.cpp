@@ -78,7 +78,7 @@ TEST(CvSelection, TheChoiceIsMadeOnTheTrainingSizesAndScoredOnTheHeldOutOnes) {
   EXPECT_NEAR(s.ranking[0].loo_mape_pct, 100 * loo / 6, 1e-9);
   EXPECT_NEAR(s.ranking[1].score_pct, 100.0, 1e-9);
   // The mean of the training times (30 / 6 = 5) on 2, 5, 8: 150 %, 0 %, 37.5 %.
-  EXPECT_EQ(s.chosen, "mean");
+  EXPECT_EQ(s.choice.name, "mean");
   EXPECT_NEAR(s.heldout.mape_pct, 62.5, 1e-9);
   EXPECT_NEAR(s.heldout.max_abs_rel_err_pct, 150.0, 1e-9);
   EXPECT_EQ(s.heldout.heldout_sizes_bytes, (std::vector<double>{2, 5, 8}));
@@ -112,7 +112,7 @@ TEST(CvSelection, NotComputedWhenNoCandidateCanBeCrossValidatedOnTheTrainingSize
   needs3.min_fit_sizes = 3;
   const SelectionHeldOut s = heldout_error_of_selection(points, {needs3});
   EXPECT_FALSE(s.heldout.computed);
-  EXPECT_TRUE(s.chosen.empty());
+  EXPECT_TRUE(s.choice.name.empty());
   EXPECT_NE(s.heldout.reason_not_computed.find("no candidate could be cross-validated"), std::string::npos)
       << s.heldout.reason_not_computed;
 }
@@ -186,14 +186,14 @@ TEST(CvSelection, TheNestedChoiceUsesTheSameRule) {
   const SelectionHeldOut s = heldout_error_of_selection(identity_points(), {table, mean_candidate()}, "table");
   ASSERT_TRUE(s.heldout.computed) << s.heldout.reason_not_computed;
   ASSERT_EQ(s.ranking.front().name, "mean");
-  EXPECT_EQ(s.chosen, "table");
+  EXPECT_EQ(s.choice.name, "table");
   EXPECT_TRUE(s.choice.compared);
   EXPECT_NEAR(s.choice.advantage_pct, 100.0 - s.ranking.front().score_pct, 1e-9);
   EXPECT_GT(s.choice.advantage_pct, 10.0);
   EXPECT_LE(s.choice.advantage_pct, s.choice.standard_error_pct);
   EXPECT_NEAR(s.heldout.mape_pct, 0.0, 1e-12);
   const SelectionHeldOut plain = heldout_error_of_selection(identity_points(), {table, mean_candidate()});
-  EXPECT_EQ(plain.chosen, "mean");
+  EXPECT_EQ(plain.choice.name, "mean");
   EXPECT_EQ(plain.choice.rule, "lowest score");
   EXPECT_NEAR(plain.heldout.mape_pct, 62.5, 1e-9);
   // Identical errors under two names: advantage 0, the preferred one is kept.
@@ -201,7 +201,7 @@ TEST(CvSelection, TheNestedChoiceUsesTheSameRule) {
   mean_as_table.name = "table";
   const SelectionHeldOut tie =
       heldout_error_of_selection(identity_points(), {mean_candidate(), mean_as_table}, "table");
-  EXPECT_EQ(tie.chosen, "table");
+  EXPECT_EQ(tie.choice.name, "table");
   EXPECT_NEAR(tie.heldout.mape_pct, 62.5, 1e-9);
 }
 
