@@ -176,8 +176,10 @@ with open({json.dumps(path)}, "wb") as et:
 
 
 def astrasim_cycles(root, out, workload, npus_hint):
+    root, out, workload = (os.path.abspath(p) for p in (root, out, workload))
     binary = os.path.join(root, "build", "astra_analytical", "build", "bin", "AstraSim_Analytical_Congestion_Unaware")
-    p = run([binary, f"--workload-configuration={workload}",
+    # ASTRA-sim writes log/log.log and log/err.log into its working folder: keep them in `out`.
+    p = run(cwd=out, cmd=[binary, f"--workload-configuration={workload}",
              f"--system-configuration={os.path.join(out, 'astrasim', 'system.json')}",
              f"--network-configuration={os.path.join(out, 'astrasim', 'network.yml')}",
              f"--remote-memory-configuration={os.path.join(root, 'examples', 'remote_memory', 'analytical', 'no_memory_expansion.json')}"])
