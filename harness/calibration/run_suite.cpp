@@ -2,10 +2,13 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 
@@ -56,7 +59,16 @@ std::vector<fs::path> bench_candidates(const RunOptions& o, const std::string& b
 
 struct BenchOutcome {
   std::string bench, command, status;  // status: ok | failed (exit N) | not built
+  double seconds = -1;                 // the bench's wall time; < 0: it did not run
 };
+
+// "12.3 s" (one decimal), or "-" for a bench that did not run.
+std::string format_seconds(double seconds) {
+  if (seconds < 0) return "-";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << seconds << " s";
+  return out.str();
+}
 
 // Everything `gpucal run` can be told wrong, checked before any bench starts (exit 2):
 // a bench started with it would fail later, one log file at a time.
@@ -152,7 +164,9 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     if (inv.distributed && !o.threads.empty()) cmd << " --threads " << shell_quote(o.threads);
     const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
     log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
+    const auto started = std::chrono::steady_clock::now();
     const int status = exit_status(std::system((cmd.str() + " >" + shell_quote(bench_log) + " 2>&1").c_str()));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string verdict = status == 0 ? "ok" : "failed (exit " + std::to_string(status) + ", see " + bench_log + ")";
     if (status != 0) {
       any_failed = true;
@@ -160,14 +174,20 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       const std::string why = last_error_line(bench_log);
       if (!why.empty()) log << "    " << why << "\n";
     }
-    log << "    " << verdict << "\n";
-    outcomes.push_back({inv.bench, cmd.str(), verdict});
+    log << "    " << verdict << " in " << format_seconds(seconds) << "\n";
+    outcomes.push_back({inv.bench, cmd.str(), verdict, seconds});
   }
 
   std::ostringstream summary;
   summary << "# gpucal run: suite `" << suite.name << "`\n\n" << suite.purpose << ". Backend `" << o.backend << "`.\n\n";
-  summary << "## Benches\n\n| bench | status | command |\n| --- | --- | --- |\n";
-  for (const auto& b : outcomes) summary << "| " << b.bench << " | " << b.status << " | `" << b.command << "` |\n";
+  summary << "## Benches\n\n| bench | status | wall time | command |\n| --- | --- | --- | --- |\n";
+  double bench_seconds = 0;
+  for (const auto& b : outcomes) {
+    summary << "| " << b.bench << " | " << b.status << " | " << format_seconds(b.seconds) << " | `" << b.command
+            << "` |\n";
+    bench_seconds += std::max(0.0, b.seconds);
+  }
+  summary << "\nThe benches took " << format_seconds(bench_seconds) << " together.\n";
 
   json calibration;
   size_t ok_rows = 0;

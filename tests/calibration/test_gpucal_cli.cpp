@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "synthetic_results.h"
 #include "test_util.h"
@@ -98,7 +99,7 @@ TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
   std::filesystem::create_directories(dir + "/bin");
   {
     std::ofstream script(dir + "/bin/bench_gemm");
-    script << "#!/bin/sh\necho \"$@\" > " << dir << "/args.txt\n"
+    script << "#!/bin/sh\necho \"$@\" > " << dir << "/args.txt\nsleep 0.3\n"
            << "while [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then cp " << dir << "/canned/gemm.csv \"$2\"; fi; shift; done\n";
   }
   std::filesystem::permissions(dir + "/bin/bench_gemm", std::filesystem::perms::owner_all);
@@ -114,8 +115,14 @@ TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/res/calibration.json"));
   const std::string summary = testing::read_text(dir + "/res/summary.md");
   EXPECT_NE(summary.find("- calculon: refused"), std::string::npos) << summary;  // no networks measured
-  EXPECT_NE(summary.find("| gemm | ok |"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("| p2p | not built |"), std::string::npos) << summary;
+  // Each bench's wall time (the stand-in sleeps 0.3 s), in the log and the summary; '-' for one that did not run.
+  std::smatch took;
+  ASSERT_TRUE(std::regex_search(summary, took, std::regex(R"(\| gemm \| ok \| ([0-9.]+) s \|)"))) << summary;
+  EXPECT_GE(std::stod(took[1]), 0.3) << summary;
+  EXPECT_LT(std::stod(took[1]), 30.0) << summary;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n    ok in [0-9.]+ s\n)"))) << out;
+  EXPECT_NE(summary.find("| p2p | not built | - |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("The benches took "), std::string::npos) << summary;
 }
 
 TEST(GpucalCli, RunPassesThreadsToTheCommunicationBenchesInsteadOfALauncher) {

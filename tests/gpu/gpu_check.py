@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""gpu-check: every GPU path of gpucal on a GPU machine, in three device calls of at most 10
-minutes (--part 1, 2, 3), with PyTorch's figures for the same measurements.
+"""gpu-check: every GPU path of gpucal on a GPU machine, in device calls of at most 10 minutes
+(--part 1, 2, 3 for issue 12's session; 4 when time is left), with PyTorch's figures for the
+same measurements.
 
-  .ci/gpu-check --part 1|2|3|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
+  .ci/gpu-check --part 1|2|3|4|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
+                [--time-limit S]
   .ci/gpu-check --dry-run [--part ...]      the steps, their commands and time budgets
   .ci/gpu-check --ratios-only DIR           the ratio table of a results folder (no GPU needed)
 
@@ -12,13 +14,23 @@ attention (llm set, cuDNN and flash, fwd and bwd) against SDPA's backends, copie
 h2d, d2h pinned) against Tensor.copy_, collectives at one rank against torch.distributed.
 Part 2: facts, ldd, GEMM on the llm set plus 4096^3 and 8192^3 (bf16, fp16, fp8; heuristic,
 and bf16 autotuned) against torch.matmul / torch._scaled_mm, and bench_memory when built.
-Part 3: facts, ldd, then `gpucal predict` checked on one training step (Llama-3 8B, one
+Part 3: facts, ldd, then issue 12's checks of the harness into <results>/harness/:
+compute-sanitizer memcheck and racecheck on the flash kernels (fwd and bwd, d 64/128/256,
+causal 0/1, ragged lengths) and on the cold-rotate GEMM at odd shapes, the same GEMM points
+as 5 separate processes (the spread of their medians), 1024^3 bf16 cold and hot, and the
+durations of `gpucal run --suite smoke` and `nightly`.
+Part 4: facts, ldd, then `gpucal predict` checked on one training step (Llama-3 8B, one
 layer, seq 1024, bf16): bench_gemm, bench_attention and bench_memory with those model flags
 into <results>/step/, bench_step (the step run as one kernel sequence), the same step in
 PyTorch (tests/gpu/torch_step.py), and `gpucal predict --measure-step`; prints and records
 predicted / measured and predicted / PyTorch (issue 18's targets: within 5% and 10%).
-Each step has a time budget (tests/gpu/gpu_check_plan.py); parts 1 and 2 add up to 540 s,
-part 3 to at most 240 s, so the three parts fit one 30-minute device session.
+Each step has a time budget (tests/gpu/gpu_check_plan.py; a part's add up to at most 540 s).
+Issue 12's session runs parts 1, 2 and 3 as three calls back to back; part 3's steps are in
+priority order and the needed ones fit what parts 1 and 2 leave of 30 minutes.
+The whole call keeps to --time-limit (default 600 s, the device tool's; pass less when the
+session has less device time left): a step never runs past it less 30 s, and the results
+are exported after every step, so a call that is cut off still brings back what it measured.
+SIGTERM or SIGINT stops the running step, exports and exits 1.
 
 The build comes from a bundle (.ci/gpu-bundle; default .gpu/gpucal-gpu.tar.xz, unpacked to a
 temporary folder) or a build folder. Vendor libraries are taken from PyTorch's nvidia-*
@@ -29,7 +41,8 @@ ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json; part 3's in ste
 are copied there.
 
 Exit: 0 all passed; 1 a failure (test, skip without a hardware reason, ldd, a bench's exit
-code); 2 bad arguments; 3 no NVIDIA GPU on this machine (nothing measured).
+code, a sanitizer error, a step not run for lack of time); 2 bad arguments; 3 no NVIDIA GPU on
+this machine (nothing measured).
 """
 import argparse
 import json
@@ -51,6 +64,13 @@ import skip_rule  # noqa: E402
 import gpu_check_plan as plan  # noqa: E402
 from gpu_check_plan import part_limit, steps_of, total_budget  # noqa: E402
 
+KILL_GRACE_S = 15  # run_process: SIGTERM, 10 s, then SIGKILL, 5 s
+MIN_STEP_S = 5  # a step with less time than this left before the deadline is not started
+
+
+class Stopped(Exception):
+    """SIGTERM, SIGINT or SIGHUP arrived: stop the step, export, exit."""
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 DEFAULT_BUNDLE = os.path.join(REPO, ".gpu", "gpucal-gpu.tar.xz")
@@ -66,7 +86,7 @@ class OneLineParser(argparse.ArgumentParser):
 def parse_args(argv):
     ap = OneLineParser(prog="gpu-check", description=__doc__.split("\n\n")[0],
                        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["1", "2", "3", "all"], help="which device call this is")
+    ap.add_argument("--part", choices=["1", "2", "3", "4", "all"], help="which device call this is")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--bundle", help="a .ci/gpu-bundle tarball (default .gpu/gpucal-gpu.tar.xz)")
     src.add_argument("--build-dir", help="a gpucal build folder of this machine instead of a bundle")
@@ -79,9 +99,17 @@ def parse_args(argv):
     ap.add_argument("--only", action="append", default=[], metavar="STEP", help="run only these steps (repeatable)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     ap.add_argument("--ratios-only", metavar="DIR", help="write and print DIR's ratio table and exit")
+    ap.add_argument("--time-limit", type=float, default=plan.CALL_LIMIT_S, metavar="S",
+                    help=f"seconds this call may take in all (default {plan.CALL_LIMIT_S}, the device tool's limit); "
+                         f"steps stop {plan.EXPORT_RESERVE_S} s before it to export")
     a = ap.parse_args(argv)
     if not a.ratios_only and not a.part:
-        ap.error("--part 1, 2, 3 or all is required (or --dry-run --part N, or --ratios-only DIR)")
+        ap.error("--part 1, 2, 3, 4 or all is required (or --dry-run --part N, or --ratios-only DIR)")
+    if not a.time_limit > plan.EXPORT_RESERVE_S + MIN_STEP_S:
+        ap.error(f"--time-limit {a.time_limit:g}: needs more than {plan.EXPORT_RESERVE_S + MIN_STEP_S} s")
+    for key in ("bundle", "build_dir", "unpack_to", "out_dir", "export", "ratios_only"):
+        if getattr(a, key):  # relative to where gpu-check was called from
+            setattr(a, key, os.path.abspath(getattr(a, key)))
     if a.part:
         names = {s.name for s in steps_of(a.part)}
         for n in a.skip + a.only:
@@ -94,18 +122,29 @@ def selected_steps(a):
     return [s for s in steps_of(a.part) if s.name not in a.skip and (not a.only or s.name in a.only)]
 
 
+def describe(step):
+    if step.kind == "sanitizer":
+        return f"compute-sanitizer --tool {step.argv[0]} " + " ".join(step.argv[2:])
+    if step.kind == "suite":
+        return " ".join(step.argv[1:])
+    return " ".join(step.argv) if step.argv else {"facts": "tests/gpu/gpu_facts.py", "ldd": "ldd of every executable",
+                                                  "ctest": "ctest -L gpu (skip rule)",
+                                                  "gemm_shapes": "bench_gemm --set llm --list + squares"}[step.kind]
+
+
 def print_plan(steps, part):
     print(f"gpu-check part {part}: {len(steps)} steps, budgets {sum(s.budget_s for s in steps):.0f} s "
           f"(the plan's total for the part: {total_budget(part):.0f} s; limit {part_limit(part)} s per part)")
     for s in steps:
-        cmd = " ".join(s.argv) if s.argv else {"facts": "tests/gpu/gpu_facts.py", "ldd": "ldd of every executable",
-                                               "ctest": "ctest -L gpu (skip rule)",
-                                               "gemm_shapes": "bench_gemm --set llm --list + squares"}[s.kind]
-        print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:18s} {cmd}")
-    budgets = " + ".join(f"{total_budget(p):.0f}" for p in plan.PARTS)
-    print(f"one device session, parts {', '.join(map(str, plan.PARTS))} as {len(plan.PARTS)} calls: machine start "
-          f"~{plan.MACHINE_START_S} s + {len(plan.PARTS)} x {plan.CALL_OVERHEAD_S} s per call (bundle, unpack, pack) + "
-          f"budgets {budgets} s = {plan.session_seconds():.0f} s of {plan.SESSION_BUDGET_S} s")
+        needed = "  (needed)" if s.part == 3 and s.name in plan.PART3_NEEDED else ""
+        print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:18s} {describe(s)}{needed}")
+    session = plan.SESSION_PARTS
+    budgets = " + ".join(f"{total_budget(p) if p != 3 else plan.needed_budget_part3():.0f}" for p in session)
+    print(f"issue 12's device session, parts {', '.join(map(str, session))} as {len(session)} calls back to back: "
+          f"machine start ~{plan.MACHINE_START_S} s + {len(session)} x {plan.CALL_OVERHEAD_S} s per call (bundle, "
+          f"unpack, pack) + budgets {budgets} s (part 3: its needed steps; the rest as time allows) = "
+          f"{plan.session_seconds():.0f} s of {plan.SESSION_BUDGET_S} s; give part 3 --time-limit S with S the "
+          f"device time left (status's budget_left_s) less ~60 s for the transfers; part 4: a later call")
 
 
 def gpu_present():
@@ -149,6 +188,7 @@ class Context:
         self.a, self.build, self.manifest, self.bundle_root = a, build, manifest, bundle_root
         self.out, self.work, self.env, self.log = out_dir, work, env, log
         self.failures, self.notes = [], []
+        self.child = None  # the step's running process (its group is stopped on a signal)
 
     def binary(self, name):
         for rel in self.manifest["executables"]:
@@ -177,22 +217,35 @@ def run_process(ctx, name, argv, budget, env=None):
     with open(log_path, "w") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, start_new_session=True)
+        # Its own process group (not session: the device tool ends what a call leaves running,
+        # except processes in a session of their own), so the step can be stopped as a whole.
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, process_group=0)
+        ctx.child = proc
         try:
             rc = proc.wait(timeout=budget)
         except subprocess.TimeoutExpired:
-            for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    proc.wait(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            stop_group(proc)
             rc = None
+        except Stopped:
+            stop_group(proc)
+            raise
+        finally:
+            ctx.child = None
     return rc, time.monotonic() - t0
+
+
+def stop_group(proc):
+    """SIGTERM to the process group, then SIGKILL (KILL_GRACE_S in all)."""
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def tail(path, lines=6):
@@ -251,13 +304,16 @@ def step_ctest(ctx, step, budget):
     if not ctest:
         return "failed", 0, "ctest not found (PATH, pip's cmake package)"
     junit = os.path.join(ctx.work, f"ctest-gpu-part{step.part}.xml")
+    listed = subprocess.run([ctest, "--test-dir", ctx.build, "-N", "-L", "gpu"], capture_output=True, text=True,
+                            env=ctx.env, timeout=60)
+    expected = skip_rule.listed_tests(listed.stdout)
     stop = time.strftime("%H:%M:%S", time.localtime(time.time() + budget - 20))
     argv = [ctest, "--test-dir", ctx.build, "-L", "gpu", "-j", "4", "--timeout", "240", "--stop-time", stop,
             "--output-junit", junit]
     rc, secs = run_process(ctx, f"ctest-gpu-part{step.part}", argv, budget)
     if not os.path.exists(junit):
         return "failed", secs, "ctest was stopped before writing its results" if rc is None else f"no JUnit (rc {rc})"
-    verdicts, failures = skip_rule.judge(junit)
+    verdicts, failures = skip_rule.judge(junit, expected)
     with open(os.path.join(ctx.out, f"ctest-gpu-part{step.part}.json"), "w") as f:
         json.dump(verdicts, f, indent=2)
     for v in verdicts:
@@ -274,8 +330,12 @@ def step_gemm_shapes(ctx, step, budget):
     t0 = time.monotonic()
     from gpu_check_plan import GEMM_DTYPES  # noqa: PLC0415
     for dtype in GEMM_DTYPES:
-        proc = subprocess.run([ctx.binary("bench_gemm"), "--set", "llm", "--list", "--dtype", dtype, "--layout", "TN"],
-                              capture_output=True, text=True, env=ctx.env, timeout=budget)
+        try:
+            proc = subprocess.run([ctx.binary("bench_gemm"), "--set", "llm", "--list", "--dtype", dtype, "--layout",
+                                   "TN"], capture_output=True, text=True, env=ctx.env,
+                                  timeout=max(1.0, budget - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            return "truncated", time.monotonic() - t0, f"bench_gemm --set llm --list ({dtype}) ran past the budget"
         if proc.returncode != 0:
             return "failed", time.monotonic() - t0, proc.stderr.strip()[:200]
         lines = [l for l in proc.stdout.splitlines() if l and not l.startswith("#")]
@@ -309,8 +369,109 @@ def step_command(ctx, step, budget):
     return "ok", secs, note
 
 
+def find_compute_sanitizer():
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for candidate in ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+SANITIZER_ERRORS = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+errors?")
+RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY:\s*(\d+)\s+hazards? displayed\s*\((\d+)\s+errors?,\s*(\d+)\s+warnings?\)")
+
+
+def sanitizer_errors(text):
+    """Errors compute-sanitizer reported in its output (the last ERROR SUMMARY, and for
+    racecheck the errors of its RACECHECK SUMMARY), or None when it printed no summary."""
+    counts = [int(n) for n in SANITIZER_ERRORS.findall(text)]
+    races = [int(m[1]) for m in RACECHECK_SUMMARY.findall(text)]
+    if not counts and not races:
+        return None
+    return max(counts[-1:] + races[-1:])
+
+
+def record_json_entry(path, key, entry):
+    """Appends entry to the list under `key` of the JSON file at path (created when absent)."""
+    doc = {key: []}
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    doc.setdefault(key, []).append(entry)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=2)
+    os.replace(path + ".tmp", path)
+
+
+def step_sanitizer(ctx, step, budget):
+    """compute-sanitizer --tool TOOL on a bench command (step.argv: tool, target, command...);
+    the verdict goes to harness/sanitizer.json, the tool's output beside it."""
+    tool, target = step.argv[0], step.argv[1]
+    exe = find_compute_sanitizer()
+    if not exe:
+        return "failed", 0, "compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
+    try:
+        command = [ctx.expand(x, budget) for x in step.argv[2:]]
+    except FileNotFoundError as e:
+        return "absent", 0, f"{e.args[0]} is not in this build"
+    harness = os.path.join(ctx.out, "harness")
+    os.makedirs(harness, exist_ok=True)
+    argv = [exe, "--tool", tool, "--error-exitcode", "99", "--print-limit", "20", *command]
+    rc, secs = run_process(ctx, step.name, argv, budget)
+    output = os.path.join(ctx.work, f"{step.name}.log")
+    with open(output, errors="replace") as f:
+        text = f.read()
+    shutil.copy(output, os.path.join(harness, f"sanitizer-{tool}-{target}.txt"))
+    errors = sanitizer_errors(text)
+    status = "truncated" if rc is None else ("ok" if rc == 0 and errors == 0 else "failed")
+    record_json_entry(os.path.join(harness, "sanitizer.json"), "runs",
+                      {"tool": tool, "target": target, "rc": rc, "errors": errors, "seconds": round(secs, 1),
+                       "status": status, "command": " ".join(command)})
+    why = ("stopped at its budget" if rc is None else f"exit {rc}") + (
+        f", {errors} error(s)" if errors is not None else ", no ERROR SUMMARY in its output")
+    return status, secs, f"{tool} on {target}: {why}" + ("" if status == "ok" else "; " + tail(output, 3))
+
+
+def suite_bench_seconds(log_text):
+    """{bench: seconds} from `gpucal run`'s log: a line "  bench_X: <command>", then its
+    verdict line "    ok in 12.3 s" (or "    failed (...) in 3.0 s")."""
+    out, bench = {}, None
+    for line in log_text.splitlines():
+        started = re.match(r"^  (bench_\w+): ", line)
+        if started:
+            bench = started.group(1)
+            continue
+        took = re.match(r"^    \S.* in ([0-9.]+) s$", line)
+        if took and bench:
+            out[bench] = float(took.group(1))
+            bench = None
+    return out
+
+
+def step_suite(ctx, step, budget):
+    """`gpucal run --suite S` timed (step.argv: suite, command...); each bench's wall time from
+    its log; all into harness/suites.json."""
+    suite = step.argv[0]
+    try:
+        argv = [ctx.expand(x, budget) for x in step.argv[1:]]
+    except FileNotFoundError as e:
+        return "absent", 0, f"{e.args[0]} is not in this build"
+    rc, secs = run_process(ctx, step.name, argv, budget)
+    with open(os.path.join(ctx.work, f"{step.name}.log"), errors="replace") as f:
+        text = f.read()
+    benches = suite_bench_seconds(text)
+    status = "truncated" if rc is None else ("ok" if rc == 0 else "failed")
+    record_json_entry(os.path.join(ctx.out, "harness", "suites.json"), "suites",
+                      {"suite": suite, "seconds": round(secs, 1), "rc": rc, "status": status, "benches": benches})
+    note = f"suite {suite}: {secs:.0f} s; " + ", ".join(f"{b} {t:.0f} s" for b, t in benches.items())
+    return status, secs, note + ("" if status == "ok" else "; " + tail(os.path.join(ctx.work, f"{step.name}.log"), 3))
+
+
 RUNNERS = {"facts": step_facts, "ldd": step_ldd, "ctest": step_ctest, "gemm_shapes": step_gemm_shapes,
-           "bench": step_command, "torch": step_command}
+           "bench": step_command, "torch": step_command, "sanitizer": step_sanitizer, "suite": step_suite}
 
 
 def locate_build(a, log):
@@ -330,21 +491,96 @@ def locate_build(a, log):
     return os.path.join(root, "build"), manifest, root
 
 
+SAMPLES_SUFFIX = ".samples.csv"
+EXPORT_FILE_LIMIT = 15 * 2**20  # the device tool brings back files of at most 16 MiB
+
+
 def export(ctx, part, summary_path):
-    """Copies the results as at most 4 files into --export (the device tool brings back 8)."""
+    """Copies the results into --export (the device tool brings back 8 files of <= 16 MiB): a
+    tarball of the results and logs without the per-sample CSVs, those in a second one (left
+    out, and said, when over the limit), the ratio table and the summary."""
     if not ctx.a.export:
         return
     os.makedirs(ctx.a.export, exist_ok=True)
     tar_path = os.path.join(ctx.a.export, f"gpu-check-part{part}.tar.gz")
-    with tarfile.open(tar_path, "w:gz") as tar:
-        tar.add(ctx.out, arcname=os.path.basename(ctx.out))
+    samples_path = os.path.join(ctx.a.export, f"gpu-check-part{part}-samples.tar.xz")
+    without_samples = lambda info: None if info.name.endswith(SAMPLES_SUFFIX) else info  # noqa: E731
+    with tarfile.open(tar_path + ".tmp", "w:gz") as tar:
+        tar.add(ctx.out, arcname=os.path.basename(ctx.out), filter=without_samples)
         tar.add(ctx.work, arcname=f"gpu-check-part{part}-logs")
+    os.replace(tar_path + ".tmp", tar_path)
+    samples = [os.path.join(d, f) for d, _, files in os.walk(ctx.out) for f in files if f.endswith(SAMPLES_SUFFIX)]
+    note = ""
+    if samples:
+        with tarfile.open(samples_path + ".tmp", "w:xz") as tar:
+            for f in samples:
+                tar.add(f, arcname=os.path.join(os.path.basename(ctx.out), os.path.relpath(f, ctx.out)))
+        if os.path.getsize(samples_path + ".tmp") > EXPORT_FILE_LIMIT:
+            os.remove(samples_path + ".tmp")
+            note = f"; the per-sample CSVs ({len(samples)}) are over {EXPORT_FILE_LIMIT >> 20} MiB packed: left out"
+        else:
+            os.replace(samples_path + ".tmp", samples_path)
+            note = f", {os.path.basename(samples_path)} ({os.path.getsize(samples_path) / 2**20:.1f} MiB)"
+    size = os.path.getsize(tar_path)
+    if size > EXPORT_FILE_LIMIT:
+        note += f"; WARNING: {os.path.basename(tar_path)} is over {EXPORT_FILE_LIMIT >> 20} MiB and may not come back"
     for src, name in ((os.path.join(ctx.out, "ratios.md"), f"ratios-part{part}.md"),
                       (summary_path, f"summary-part{part}.json")):
         if os.path.exists(src):
             shutil.copy(src, os.path.join(ctx.a.export, name))
-    ctx.log(f"exported to {ctx.a.export}: {os.path.basename(tar_path)} ({os.path.getsize(tar_path) / 2**20:.1f} MiB), "
-            f"ratios-part{part}.md, summary-part{part}.json, gpu-check-part{part}.log")
+    ctx.log.save(os.path.join(ctx.a.export, f"gpu-check-part{part}.log"))
+    return f"{os.path.basename(tar_path)} ({size / 2**20:.1f} MiB){note}, ratios-part{part}.md, " \
+           f"summary-part{part}.json, gpu-check-part{part}.log"
+
+
+def write_summary(ctx, part, gpus, results, t_start, steps):
+    """The ratio table and summary-partN.json as they stand (after every step, and at the end)."""
+    rows, _ = ratios.write(ctx.out, stream=None)
+    predictions = ratios.step_predictions(ctx.out)
+    failed = [r for r in results if r["status"] in ("failed", "not run")]
+    summary = {"part": part, "gpus": gpus, "build": ctx.manifest.get("git_commit"), "results": ctx.out,
+               "time_limit_s": ctx.a.time_limit, "steps": results, "seconds": round(time.monotonic() - t_start),
+               "failed_steps": [r["step"] for r in failed]}
+    if any(s.name == "step_predict" for s in steps):
+        summary["step_predictions"] = predictions
+    summary_path = os.path.join(ctx.out, f"summary-part{part}.json")
+    with open(summary_path + ".tmp", "w") as f:
+        json.dump(summary, f, indent=2)
+    os.replace(summary_path + ".tmp", summary_path)
+    return rows, predictions, summary, summary_path
+
+
+def on_signal(signum, _frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
+def run_steps(ctx, steps, part, gpus, t_start, deadline, results):
+    """Runs the steps in order inside their budgets and the call's deadline, writing the
+    summary and exporting after each; each step's result is appended to `results`."""
+    savings = 0.0
+    for i, step in enumerate(steps):
+        left = deadline - time.monotonic() - KILL_GRACE_S
+        budget = min(step.budget_s + savings, left)
+        if budget < MIN_STEP_S:
+            for later in steps[i:]:
+                results.append({"step": later.name, "status": "not run", "seconds": 0, "budget_s": 0,
+                                "note": f"the call's --time-limit {ctx.a.time_limit:g} s came first"})
+                ctx.log(f"         {later.name}: not run (the call's time limit came first)")
+            break
+        ctx.log(f"[{time.monotonic() - t_start:5.0f} s] {step.name} (budget {budget:.0f} s) ...")
+        try:
+            status, secs, note = RUNNERS[step.kind](ctx, step, budget)
+        except Stopped as e:
+            results.append({"step": step.name, "status": "failed", "seconds": 0, "budget_s": round(budget),
+                            "note": f"stopped by {e.args[0]}"})
+            ctx.log(f"         {step.name}: stopped by {e.args[0]}")
+            raise
+        savings = max(0.0, step.budget_s + savings - secs) if status != "absent" else step.budget_s + savings
+        results.append({"step": step.name, "status": status, "seconds": round(secs, 1), "budget_s": round(budget),
+                        "note": note})
+        ctx.log(f"         {step.name}: {status} in {secs:.0f} s. {note}")
+        _, _, _, summary_path = write_summary(ctx, part, gpus, results, t_start, steps)
+        export(ctx, part, summary_path)
 
 
 def main(argv=None):
@@ -359,6 +595,8 @@ def main(argv=None):
     if a.dry_run:
         print_plan(steps, a.part)
         return EXIT_OK
+    t_start = time.monotonic()
+    deadline = t_start + a.time_limit - plan.EXPORT_RESERVE_S
     present, gpus = gpu_present()
     if not present:
         print(f"gpu-check: no NVIDIA GPU on this machine ({gpus}); nothing measured. It runs where a GPU is: "
@@ -366,7 +604,7 @@ def main(argv=None):
         return EXIT_NO_GPU
     log = Log()
     part = a.part
-    log(f"gpu-check part {part} on {', '.join(gpus)}")
+    log(f"gpu-check part {part} on {', '.join(gpus)} (time limit {a.time_limit:g} s)")
     build, manifest, bundle_root = locate_build(a, log)
     out_dir = os.path.abspath(a.out_dir or os.path.join(REPO, "results", "reference", a.device_name or device_slug(gpus)))
     os.makedirs(out_dir, exist_ok=True)
@@ -376,36 +614,31 @@ def main(argv=None):
     env["LD_LIBRARY_PATH"] = os.pathsep.join(wheel_dirs + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p])
     log(f"vendor libraries from PyTorch's wheels: {', '.join(wheel_dirs) or 'none found (the system paths are used)'}")
     ctx = Context(a, build, manifest, bundle_root, out_dir, work, env, log)
-    results, savings, t_start = [], 0.0, time.monotonic()
-    for step in steps:
-        budget = step.budget_s + savings
-        log(f"[{time.monotonic() - t_start:5.0f} s] {step.name} (budget {budget:.0f} s) ...")
-        status, secs, note = RUNNERS[step.kind](ctx, step, budget)
-        savings = max(0.0, budget - secs) if status != "absent" else budget
-        results.append({"step": step.name, "status": status, "seconds": round(secs, 1), "budget_s": round(budget),
-                        "note": note})
-        log(f"         {step.name}: {status} in {secs:.0f} s. {note}")
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    stopped, results = None, []
+    try:
+        run_steps(ctx, steps, part, gpus, t_start, deadline, results)
+    except Stopped as e:
+        stopped = e.args[0]
+        if not results or "stopped by" not in results[-1]["note"]:  # it came between two steps
+            results.append({"step": "(gpu-check)", "status": "failed", "seconds": 0, "budget_s": 0,
+                            "note": f"stopped by {stopped}"})
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # the last summary and export are not to be cut short
     log("")
-    rows, _ = ratios.write(out_dir, stream=None)
-    predictions = ratios.step_predictions(out_dir)
+    rows, predictions, summary, summary_path = write_summary(ctx, part, gpus, results, t_start, steps)
     log(ratios.markdown(rows, [], print_rows=4, predictions=predictions) if rows or predictions
         else "(no ratios: no baseline matched a gpucal row)")
-    failed = [r for r in results if r["status"] == "failed"]
-    summary = {"part": part, "gpus": gpus, "build": manifest.get("git_commit"), "results": out_dir,
-               "steps": results, "seconds": round(time.monotonic() - t_start), "failed_steps": [r["step"] for r in failed]}
-    if any(s.name == "step_predict" for s in steps):
-        summary["step_predictions"] = predictions
-    summary_path = os.path.join(out_dir, f"summary-part{part}.json")
-    with open(summary_path, "w") as f:
-        json.dump(summary, f, indent=2)
     log("steps: " + "; ".join(f"{r['step']} {r['status']} {r['seconds']:.0f}/{r['budget_s']} s" for r in results))
-    log(f"gpu-check part {part}: {'FAILED: ' + ', '.join(summary['failed_steps']) if failed else 'passed'} "
+    failed = summary["failed_steps"]
+    log(f"gpu-check part {part}: {'FAILED: ' + ', '.join(failed) if failed else 'passed'} "
         f"({summary['seconds']} s); results in {out_dir}")
     log.save(os.path.join(work, f"gpu-check-part{part}.log"))
     if a.export:
-        export(ctx, part, summary_path)
+        log(f"exported to {a.export}: {export(ctx, part, summary_path)}")
         log.save(os.path.join(a.export, f"gpu-check-part{part}.log"))
-    return EXIT_FAIL if failed else EXIT_OK
+    return EXIT_FAIL if failed or stopped else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -3,9 +3,13 @@
 A device session has 30 minutes of device time and calls of at most 10 minutes: each part is
 one call, a list of steps whose budgets (hard limits: a step past its budget is stopped and
 what it wrote so far is kept) add up to at most PART_LIMIT_S, leaving time for unpacking,
-packing and the machine's own start. Parts 1 and 2 take PART_LIMIT_S each, part 3 at most
-PART3_LIMIT_S, so the three fit one session: SESSION_BUDGET_S with MACHINE_START_S for the
-machine's start and CALL_OVERHEAD_S per call for carrying the bundle and unpacking it.
+packing and the machine's own start. Issue 12's session runs parts 1, 2 and 3 back to back
+(SESSION_PARTS): parts 1 and 2 take PART_LIMIT_S each, and part 3 gets what is left of
+SESSION_BUDGET_S after MACHINE_START_S for the machine's start and CALL_OVERHEAD_S per call
+(pass it as --time-limit): its steps are in priority order, and the ones issue 12 cannot do
+without (the sanitizers, the five repeats, cold against hot) come first and fit that rest.
+Part 4 (issue 18's check of `gpucal predict` on a model step, and the nightly suite's
+duration) is for a session with time left, or the next one.
 The reference runs of a bench and its PyTorch baseline sit next to each other, so a part cut
 short still has pairs to compare. A bench whose executable or baseline script is not in
 this build is reported and skipped (bench_memory and tests/gpu/torch_memory.py arrive with
@@ -19,14 +23,16 @@ unused seconds to the steps after it; the part's total never grows.
 from collections import namedtuple
 
 PART_LIMIT_S = 540  # of the 600 s a device command may run
-PART3_LIMIT_S = 240
+CALL_LIMIT_S = 600  # a device command's own limit (--time-limit's default)
+EXPORT_RESERVE_S = 30  # kept at the end of a call for the ratios, the summary and the export
 SESSION_BUDGET_S = 1800  # device time of one session
 MACHINE_START_S = 240  # a fresh machine's start ("minutes"), counted once
 CALL_OVERHEAD_S = 60  # per call: the bundle carried and unpacked, the results packed
-PARTS = (1, 2, 3)
+PARTS = (1, 2, 3, 4)
+SESSION_PARTS = (1, 2, 3)  # issue 12's session, in this order, each call right after the last
 
 Step = namedtuple("Step", "name part kind budget_s argv needs")
-# kind: facts | ldd | ctest | gemm_shapes | bench | torch
+# kind: facts | ldd | ctest | gemm_shapes | bench | torch | sanitizer | suite
 
 GPU_FAST = ["--backend", "cuda", "--quiet", "--warmup-time", "0.02"]
 GEMM = GPU_FAST + ["--max-time-per-point", "0.3"]
@@ -65,8 +71,44 @@ STEP_DIR = "{out}/step"
 
 
 def model_step(name, budget, binary, csv, measure=REF):
-    return Step(name, 3, "bench", budget,
+    return Step(name, 4, "bench", budget,
                 [f"{{bin:{binary}}}", *measure, *STEP_MODEL, "--out", f"{STEP_DIR}/{csv}.csv"], f"{{bin:{binary}}}")
+
+
+# Part 3: issue 12's checks of the harness itself, into <results>/harness/ (ratios.py reads
+# these names). compute-sanitizer runs each bench with as little timing as the harness allows
+# (hot regime, 2 samples, no warm-up): the kernels are what is checked, at small ragged shapes
+# (sequence 77 and 200 against 131 keys; GEMM 127 x 65 x 33 and 1000 x 65 x 257), 10-100x
+# slower under the tool.
+HARNESS_DIR = "{out}/harness"
+SANITIZED = ["--backend", "cuda", "--quiet", "--regime", "hot", "--min-samples", "2", "--max-time-per-point", "0.001",
+             "--warmup-time", "0"]
+SANITIZED_FLASH = ["{bin:bench_attention}", *SANITIZED, "--impl", "flash", "--dtype", "bf16", "--batch", "1", "--heads",
+                   "2", "--kv-heads", "1", "--seq", "77,200", "--seq-kv", "131", "--head-dim", "64,128,256", "--causal",
+                   "0,1", "--pass", "fwd,bwd"]
+SANITIZED_GEMM = ["{bin:bench_gemm}", "--backend", "cuda", "--quiet", "--min-samples", "2", "--max-time-per-point",
+                  "0.001", "--warmup-time", "0", "--rotate", "--dtype", "bf16,fp8_e4m3", "--layout", "TN", "--m",
+                  "127,1000", "--n", "65", "--k", "33,257"]
+REPEATS = 5  # the same GEMM points as separate processes: their medians' spread (issue 12: <= 1% at >= 100 us)
+REPEAT_GEMM = ["{bin:bench_gemm}", *REF, "--dtype", "bf16", "--layout", "TN", "--m", "4096", "--n", "4096", "--k",
+               "4096,8192"]  # ~0.2 and ~0.4 ms at ~700 TFLOP/s
+COLD_HOT_GEMM = ["{bin:bench_gemm}", *REF, "--dtype", "bf16", "--layout", "TN", "--m", "1024", "--n", "1024", "--k",
+                 "1024"]  # 2 MiB of operands: L2-resident when hot, so cold (flushed) must read slower
+
+
+def sanitizer_step(tool, target, budget, command):
+    """compute-sanitizer --tool TOOL on a bench command; its output in harness/, its verdict in
+    harness/sanitizer.json."""
+    return Step(f"{tool}_{target}", 3, "sanitizer", budget,
+                [tool, target, *command, "--out", f"{HARNESS_DIR}/{tool}-{target}.csv"], command[0])
+
+
+def suite_step(name, part, budget, suite):
+    """`gpucal run --suite SUITE` on the GPU, timed (its own log gives each bench's wall time);
+    the durations go to harness/suites.json."""
+    return Step(name, part, "suite", budget,
+                [suite, "{bin:gpucal}", "run", "--suite", suite, "--backend", "cuda", "--threads", "all", "--no-plots",
+                 "--out", f"{{out}}/suite-{suite}"], "{bin:gpucal}")
 
 
 STEPS = [
@@ -101,22 +143,39 @@ STEPS = [
          "{bin:bench_memory}"),
     Step("torch_memory", 2, "torch", 30, ["{python}", "{here}/torch_memory.py", "--out", "{out}/torch_memory.csv"],
          "{here}/torch_memory.py"),
-    # Part 3: issue 18's check of `gpucal predict` (see STEP_MODEL).
-    Step("facts", 3, "facts", 40, [], ""),
-    Step("ldd", 3, "ldd", 20, [], ""),
+    # Part 3: issue 12's checks of the harness (see HARNESS_DIR), most needed first.
+    Step("facts", 3, "facts", 25, [], ""),
+    Step("ldd", 3, "ldd", 10, [], ""),
+    sanitizer_step("memcheck", "flash", 50, SANITIZED_FLASH),
+    sanitizer_step("racecheck", "flash", 55, SANITIZED_FLASH),
+    sanitizer_step("memcheck", "gemm", 25, SANITIZED_GEMM),
+    sanitizer_step("racecheck", "gemm", 25, SANITIZED_GEMM),
+    *[Step(f"repeat_{i}", 3, "bench", 15, [*REPEAT_GEMM, "--out", f"{HARNESS_DIR}/repeat-{i}.csv"], "{bin:bench_gemm}")
+      for i in range(1, REPEATS + 1)],
+    *[Step(f"gemm_{regime}", 3, "bench", 15,
+           [*COLD_HOT_GEMM, "--regime", regime, "--out", f"{HARNESS_DIR}/cold_hot-{regime}.csv"], "{bin:bench_gemm}")
+      for regime in ("cold", "hot")],
+    suite_step("suite_smoke", 3, 45, "smoke"),
+    suite_step("suite_nightly", 3, 175, "nightly"),
+    # Part 4: issue 18's check of `gpucal predict` (see STEP_MODEL).
+    Step("facts", 4, "facts", 40, [], ""),
+    Step("ldd", 4, "ldd", 20, [], ""),
     model_step("step_gemm", 30, "bench_gemm", "gemm"),
     model_step("step_attention", 15, "bench_attention", "attention"),
     model_step("step_memory", 30, "bench_memory", "memory"),
     model_step("step_bench", 40, "bench_step", "step", GPU_FAST + ["--max-time-per-point", "2"]),
-    torch_step("torch_step", 3, 45, "step", ["step"], folder=STEP_DIR),
-    Step("step_predict", 3, "bench", 15,
+    torch_step("torch_step", 4, 45, "step", ["step"], folder=STEP_DIR),
+    Step("step_predict", 4, "bench", 15,
          ["{bin:gpucal}", "predict", STEP_DIR, *STEP_MODEL, "--measure-step", "--out", f"{STEP_DIR}/predict.json"],
          "{bin:gpucal}"),
 ]
+# Issue 12 cannot do without these part-3 steps; they come first and fit the session's rest.
+PART3_NEEDED = ("facts", "ldd", "memcheck_flash", "racecheck_flash", "memcheck_gemm", "racecheck_gemm",
+                *[f"repeat_{i}" for i in range(1, REPEATS + 1)], "gemm_cold", "gemm_hot")
 
 
 def steps_of(part):
-    """The steps of part 1, 2, 3 (int or text) or "all"."""
+    """The steps of part 1, 2, 3, 4 (int or text) or "all"."""
     return [s for s in STEPS if str(part) in ("all", str(s.part))]
 
 
@@ -125,10 +184,22 @@ def total_budget(part):
 
 
 def part_limit(part):
-    return PART3_LIMIT_S if str(part) == "3" else PART_LIMIT_S
+    return PART_LIMIT_S
+
+
+def part3_rest_s():
+    """What issue 12's session leaves for part 3 after the machine's start and parts 1 and 2
+    (their full budgets), less part 3's own call overhead."""
+    return (SESSION_BUDGET_S - MACHINE_START_S - len(SESSION_PARTS) * CALL_OVERHEAD_S
+            - sum(total_budget(p) for p in SESSION_PARTS if p != 3))
+
+
+def needed_budget_part3():
+    return sum(s.budget_s for s in steps_of(3) if s.name in PART3_NEEDED)
 
 
 def session_seconds():
-    """Device time the three parts may take in one session: the machine's start, then per
-    call its overhead and the part's budgets."""
-    return MACHINE_START_S + sum(CALL_OVERHEAD_S + total_budget(p) for p in PARTS)
+    """Device time issue 12's session may take: the machine's start, then per call its
+    overhead and the part's budgets (part 3: the steps it cannot do without)."""
+    return (MACHINE_START_S + len(SESSION_PARTS) * CALL_OVERHEAD_S
+            + sum(total_budget(p) if p != 3 else needed_budget_part3() for p in SESSION_PARTS))

@@ -45,10 +45,22 @@ def parse_junit(path):
     return tests
 
 
-def judge(junit_path):
-    """(per-test verdicts [{name, verdict, reason, time_s}], number of failures)."""
+def judge(junit_path, expected=()):
+    """(per-test verdicts [{name, verdict, reason, time_s}], number of failures). `expected`:
+    the names `ctest -N` lists; ctest's JUnit file leaves out every test that never started
+    (its --stop-time came first), so each expected name absent from it is a failure."""
     verdicts = []
     for t in parse_junit(junit_path):
         verdict, reason = classify(t["status"], t["skipped_message"], t["output"])
         verdicts.append({"name": t["name"], "verdict": verdict, "reason": reason, "time_s": t["time_s"]})
+    ran = {v["name"] for v in verdicts}
+    for name in expected:
+        if name not in ran:
+            verdicts.append({"name": name, "verdict": FAILED, "reason": "not run: ctest's stop time came first",
+                             "time_s": 0.0})
     return verdicts, sum(1 for v in verdicts if v["verdict"] == FAILED)
+
+
+def listed_tests(ctest_n_output):
+    """Test names of `ctest -N` output ("  Test  #91: gpu_gemm_cublaslt")."""
+    return re.findall(r"^\s*Test\s+#\d+:\s+(\S+)\s*$", ctest_n_output, re.M)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Part 3 of .ci/gpu-check run on the host: its commands, through gpu-check's own step runner,
+"""Part 4 of .ci/gpu-check run on the host: its commands, through gpu-check's own step runner,
 with the host backend, a smaller model and short sampling (bench_gemm, bench_attention,
 bench_memory, bench_step, gpucal predict --measure-step into <results>/step/), then
 torch_step.py's plan checked against that bench_step's sidecar, its refusals of any other step,
@@ -33,7 +33,7 @@ CHAIN_BINARIES = {"bench_gemm": "GPUCAL_BENCH_GEMM", "bench_attention": "GPUCAL_
 
 
 def host_argv(argv):
-    """A part-3 command as the host runs it (placeholders kept for gpu-check to expand)."""
+    """A part-4 command as the host runs it (placeholders kept for gpu-check to expand)."""
     result, i = [], 0
     while i < len(argv):
         a = argv[i]
@@ -73,7 +73,7 @@ class StepChainTest(unittest.TestCase):
         cls.out, cls.work = tempfile.mkdtemp(), tempfile.mkdtemp()
         ctx = HostContext(cls.out, cls.work)
         cls.results = {}
-        for s in plan.steps_of(3):
+        for s in plan.steps_of(4):
             if s.kind == "bench":
                 status, _, note = gpu_check.RUNNERS[s.kind](ctx, s._replace(argv=host_argv(s.argv)), 120)
                 cls.results[s.name] = (status, note)
