@@ -14,47 +14,25 @@ against the torch_step row of the same (bench, point), the way baselines join.
 ours_vs_torch = torch time_us_median / gpucal time_us_median: above 1, gpucal's path is
 faster than PyTorch's on that measurement (for GEMM and attention, the ratio of TFLOP/s).
 `spread` says whether the two [p10, p90] intervals overlap (a difference inside it is noise).
-Writes DIR/ratios.md and DIR/ratios.csv and prints the table (per bench: count, geometric
-mean, min, max per torch op, then the N lowest and highest points).
+Writes DIR/ratios.md, DIR/ratios.csv and DIR/targets.json and prints the tables: issue 12's
+targets (ratio_targets.py, harness_targets.py: each target's measured value, points and
+verdict), per (bench, torch op, dtype, variant) the count, geometric mean, min and max, then
+per bench the N lowest and highest points.
 """
 import argparse
 import csv
-import glob
 import json
 import math
 import os
+import re
 import sys
+
+import harness_targets
+import ratio_targets
+from results_folder import folders, gpucal_rows, is_ok, number, torch_rows
 
 RATIO_COLUMNS = ["bench", "point", "torch_op", "ours_time_us_median", "torch_time_us_median", "ours_vs_torch",
                  "ours_p10", "ours_p90", "torch_p10", "torch_p90", "spread"]
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def is_gpucal_csv(path):
-    name = os.path.basename(path)
-    if name.startswith("torch_") or name.endswith((".samples.csv", ".best.csv")) or name.startswith("ratios"):
-        return False
-    with open(path, newline="") as f:
-        header = next(csv.reader(f), [])
-    return {"schema_version", "bench", "point", "status", "time_us_median"} <= set(header)
-
-
-def number(text):
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def folders(results_dir):
-    """The results folder and its subfolders, each joined on its own."""
-    subs = sorted(p for p in glob.glob(os.path.join(results_dir, "*")) if os.path.isdir(p))
-    return [results_dir] + subs
 
 
 def join(results_dir):
@@ -70,28 +48,17 @@ def join(results_dir):
 
 def ok_torch_rows(folder):
     """(ok rows with a time, count of the others) of the folder's torch_*.csv."""
-    ok, skipped = [], 0
-    for path in sorted(glob.glob(os.path.join(folder, "torch_*.csv"))):
-        for t in read_csv(path):
-            if t.get("status", "ok") != "ok" or not number(t.get("time_us_median")):
-                skipped += 1
-            else:
-                ok.append(t)
-    return ok, skipped
+    rows = torch_rows(folder)
+    ok = [t for t in rows if is_ok(t)]
+    return ok, len(rows) - len(ok)
 
 
 def join_folder(results_dir):
     """(ratio rows, notes): every ok torch row whose (bench, point) has an ok gpucal row."""
-    ours, notes = {}, []
-    for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
-        if not is_gpucal_csv(path):
-            continue
-        for r in read_csv(path):
-            if r.get("status") == "ok" and number(r.get("time_us_median")):
-                ours[(r["bench"], r["point"])] = r
+    ours, notes = {(r["bench"], r["point"]): r for r in gpucal_rows(results_dir) if is_ok(r)}, []
     rows, unmatched = [], []
-    torch_rows, skipped = ok_torch_rows(results_dir)
-    for t in torch_rows:
+    torch_ok, skipped = ok_torch_rows(results_dir)
+    for t in torch_ok:
         o = ours.get((t.get("bench", ""), t.get("point", "")))
         if o is None:
             unmatched.append(f"{t.get('bench')} {t.get('point')}")
@@ -180,21 +147,75 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+DTYPES = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int32"}
+SHAPE_SEGMENT = re.compile(r"^[a-z]{0,3}\d+[KMGT]?$")  # m4096, b1, sq4096, d128, 1G, r0, tp1, seq1024
+
+
+def dtype_variant(bench, point):
+    """(dtype, variant) of a point key: the key's dtype segment, and its segments less the bench,
+    the dtype and the shape and size segments (m4096, d128, 1G...). A GEMM point without an
+    autotune<N> segment is `heuristic`; a collective keeps its rank count n<N>.
+    gemm/cublaslt/bf16/TN/m64/n64/k64/b1/autotune4/cold -> (bf16, cublaslt TN autotune4 cold)."""
+    parts = point.split("/")[1:]
+    dtype = next((p for p in parts if p in DTYPES), "-")
+    words = [p for p in parts if p != dtype and (not SHAPE_SEGMENT.match(p) or bench == "collectives"
+                                                  and re.fullmatch(r"n\d+", p))]
+    if bench == "gemm" and words and not any(re.fullmatch(r"autotune\d+", w) for w in words):
+        words.insert(len(words) - 1, "heuristic")
+    return dtype, " ".join(words)
+
+
 def summary(rows):
-    """(bench, torch_op) -> (count, geomean, min, max) of ours_vs_torch."""
+    """(bench, torch_op, dtype, variant) -> (count, geomean, min, max) of ours_vs_torch."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["bench"], r["torch_op"]), []).append(r["ours_vs_torch"])
+        groups.setdefault((r["bench"], r["torch_op"], *dtype_variant(r["bench"], r["point"])), []).append(
+            r["ours_vs_torch"])
     return {k: (len(v), geomean(v), min(v), max(v)) for k, v in sorted(groups.items())}
 
 
-def markdown(rows, notes, print_rows=None, predictions=()):
+def evaluate_targets(results_dir):
+    """Issue 12's targets (ratio_targets.TARGETS, in that order) measured in results_dir."""
+    top = ratio_targets.Folder(results_dir)
+    h = harness_targets
+    return [ratio_targets.gemm_heuristic(top, "bf16"), ratio_targets.gemm_heuristic(top, "fp16"),
+            ratio_targets.gemm_autotuned(top), ratio_targets.gemm_peak(top), ratio_targets.gemm_fp8(top),
+            ratio_targets.attention_cudnn(top, "fwd"), ratio_targets.attention_cudnn(top, "bwd"),
+            ratio_targets.attention_flash(top), *(ratio_targets.copies(top, d) for d in ("d2d", "h2d", "d2h")),
+            ratio_targets.collectives_floor(top), ratio_targets.collectives_wrong(top),
+            h.repeat_spread(results_dir), h.cold_slower(results_dir), h.telemetry(results_dir),
+            h.sanitizer(results_dir), h.suites(results_dir)]
+
+
+def targets_section(targets):
+    out = ["## Targets (issue 12)", "",
+           "Each target of issue 12 measured in this folder (targets.json has the same with every point). "
+           "Verdicts: met, missed, incomplete (every measured point meets it, some of the set were not measured), "
+           "not measured (why), recorded (no threshold).", "",
+           "| target | threshold | measured | points | verdict |", "| --- | --- | --- | --- | --- |"]
+    for t in targets:
+        verdict = t["verdict"] + (f": {t['why']}" if t["why"] else "")
+        cells = [t["target"], t["rule"], t["measured"], str(t["points"]), verdict]
+        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def targets_markdown(results_dir):
+    """The targets section of results_dir's ratios.md, for a console."""
+    return targets_section(evaluate_targets(results_dir))
+
+
+def markdown(rows, notes, print_rows=None, predictions=(), targets=()):
     out = ["# gpucal against PyTorch", "",
            "ours_vs_torch = PyTorch median time / gpucal median time (> 1: gpucal faster). "
-           "spread: whether the [p10, p90] intervals overlap.", "",
-           "| bench | torch op | points | geomean | min | max |", "| --- | --- | --- | --- | --- | --- |"]
-    for (bench, op), (n, g, lo, hi) in summary(rows).items():
-        out.append(f"| {bench} | {op} | {n} | {g:.3f} | {lo:.3f} | {hi:.3f} |")
+           "spread: whether the [p10, p90] intervals overlap.", ""]
+    if targets:
+        out += [targets_section(targets), "## Summary", ""]
+    out += ["Per bench, PyTorch op, dtype and variant (the point key less its shape and size segments).", "",
+            "| bench | torch op | dtype | variant | points | geomean | min | max |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (bench, op, dtype, variant), (n, g, lo, hi) in summary(rows).items():
+        out.append(f"| {bench} | {op} | {dtype} | {variant} | {n} | {g:.3f} | {lo:.3f} | {hi:.3f} |")
     out += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
     for bench in sorted({r["bench"] for r in rows}):
         chosen = [r for r in rows if r["bench"] == bench]
@@ -217,19 +238,25 @@ def markdown(rows, notes, print_rows=None, predictions=()):
 
 
 def write(results_dir, md_path=None, csv_path=None, print_rows=10, stream=sys.stdout):
+    """Writes ratios.md, ratios.csv and targets.json into results_dir (or md_path, csv_path and
+    targets.json beside csv_path); returns (ratio rows, notes)."""
     rows, notes = join(results_dir)
     predictions = step_predictions(results_dir)
+    targets = evaluate_targets(results_dir)
     md_path = md_path or os.path.join(results_dir, "ratios.md")
     csv_path = csv_path or os.path.join(results_dir, "ratios.csv")
-    with open(md_path, "w") as f:
-        f.write(markdown(rows, notes, predictions=predictions))
+    with open(md_path, "w", encoding="utf-8") as f:
+        f.write(markdown(rows, notes, predictions=predictions, targets=targets))
     with open(csv_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=RATIO_COLUMNS)
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if r[k] is None else r[k]) for k in RATIO_COLUMNS})
+    with open(os.path.join(os.path.dirname(os.path.abspath(csv_path)), "targets.json"), "w", encoding="utf-8") as f:
+        json.dump({"issue": 12, "verdicts": ["met", "missed", "incomplete", "not measured", "recorded"],
+                   "targets": targets}, f, indent=1, ensure_ascii=False)
     if stream:
-        stream.write(markdown(rows, notes, print_rows, predictions))
+        stream.write(markdown(rows, notes, print_rows, predictions, targets))
     return rows, notes
 
 

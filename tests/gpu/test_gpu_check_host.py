@@ -280,8 +280,9 @@ class RatiosTest(unittest.TestCase):
     def test_files_and_table(self):
         p = run(os.path.join(HERE, "ratios.py"), self.dir)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("| gemm | torch.matmul | 2 |", p.stdout)
-        self.assertIn("| memory | a + s * b | 1 | 1.100 |", p.stdout)
+        self.assertIn("| gemm | torch.matmul | bf16 | cublaslt TN heuristic cold | 1 | 0.850 |", p.stdout)
+        self.assertIn("| gemm | torch.matmul | bf16 | cublaslt TN autotune4 cold | 1 | 1.062 |", p.stdout)
+        self.assertIn("| memory | a + s * b | - | cuda triad hot | 1 | 1.100 |", p.stdout)
         with open(os.path.join(self.dir, "ratios.csv"), newline="") as f:
             self.assertEqual(len(list(csv.DictReader(f))), 3)
         self.assertIn("## memory", open(os.path.join(self.dir, "ratios.md")).read())
@@ -316,7 +317,8 @@ class RatiosTest(unittest.TestCase):
         with open(os.path.join(self.dir, "ratios.md")) as f:
             md = f.read()
         for text in ("## step prediction", f"| step | {point} | 24 | 25 (24.9-25.2) | 27.5 (24.75-30.25) | 0.960 met",
-                     "| 0.873 missed (1 ± 0.1) |", "| step | torch eager step | 1 | 1.100 |"):
+                     "| 0.873 missed (1 ± 0.1) |",
+                     "| step | torch eager step | bf16 | cuda llama3-8b cold | 1 | 1.100 |"):
             self.assertIn(text, md)
             self.assertIn(text, p.stdout)
         # No PyTorch row: the prediction is still reported, predicted / PyTorch is not measured.
