@@ -3,8 +3,10 @@ by .ci/gpu-check's harness part; an absent file is `not measured`) and, for tele
 every gpucal CSV of the folder and its subfolders:
 
   harness/repeat-1.csv ... repeat-5.csv   the same bench_gemm points, one process each
-  harness/cold_hot.csv                    bench_gemm bf16 1024³ --regime cold,hot
-  harness/sanitizer.json                  [{"tool", "target", "rc", "errors", "seconds", "status"}]
+  harness/cold_hot-cold.csv, cold_hot-hot.csv  bench_gemm bf16 1024³, --regime cold and hot
+                                          (or both in one harness/cold_hot.csv)
+  harness/sanitizer.json                  {"runs": [{"tool", "target", "rc", "errors", "seconds", "status"}]}
+                                          (or the bare list)
   harness/suites.json                     {"suites": [{"suite", "seconds", "rc", "benches": {bench: s}}]}
 """
 import json
@@ -59,16 +61,22 @@ def repeat_spread(results_dir):
                   [{"point": p, "value": s} for p, s in sorted(spreads.items())])
 
 
+COLD_HOT_FILES = (("cold_hot.csv",), ("cold_hot-cold.csv", "cold_hot-hot.csv"))
+
+
 def cold_slower(results_dir):
     """Pairs of points that differ only in the last segment, cold and hot: cold / hot > 1."""
     tid = "harness_cold_slower"
-    if (missing := absent(tid, results_dir, "cold_hot.csv")) is not None:
-        return missing
-    medians = ok_medians(harness_file(results_dir, "cold_hot.csv"))
+    names = next((n for n in COLD_HOT_FILES if all(os.path.exists(harness_file(results_dir, x)) for x in n)), None)
+    if names is None:
+        return absent(tid, results_dir, *COLD_HOT_FILES[1])
+    medians = {}
+    for name in names:
+        medians.update(ok_medians(harness_file(results_dir, name)))
     pairs = {p[:-len("/cold")]: (medians[p], medians.get(p[:-len("/cold")] + "/hot")) for p in medians if p.endswith("/cold")}
     pairs = {k: c / h for k, (c, h) in pairs.items() if h}
     if not pairs:
-        return result(tid, "not measured", why=f"{HARNESS}/cold_hot.csv has no ok pair of /cold and /hot points")
+        return result(tid, "not measured", why=f"no ok pair of /cold and /hot points in {HARNESS}/{', '.join(names)}")
     worst = min(pairs, key=pairs.get)
     slower = [k for k, v in pairs.items() if v <= 1]
     text = f"cold / hot {pairs[worst]:.3f} at {worst}" + (f" (min of {len(pairs)} pairs)" if len(pairs) > 1 else "")
@@ -106,6 +114,7 @@ def sanitizer(results_dir):
         return missing
     with open(harness_file(results_dir, "sanitizer.json")) as f:
         entries = json.load(f)
+    entries = entries.get("runs", []) if isinstance(entries, dict) else entries
     if not isinstance(entries, list) or not entries:
         return result(tid, "not measured", why=f"{HARNESS}/sanitizer.json holds no entry")
     bad = [e for e in entries if e.get("errors") != 0 or e.get("rc") != 0 or e.get("status", "ok") != "ok"]

@@ -117,14 +117,15 @@ class Results:
         for i, (big, small) in enumerate(zip((1000, 1002, 998, 1004, 1000), (50, 55, 50, 50, 52)), start=1):
             self.files[f"harness/repeat-{i}.csv"] = [ours("gemm", gemm("bf16", 8192, 8192, 8192), float(big)),
                                                      ours("gemm", gemm("bf16", 1024, 1024, 1024), float(small))]
-        c = gemm("bf16", 1024, 1024, 1024, regime="cold")
-        self.files["harness/cold_hot.csv"] = [ours("gemm", c, 14.0), ours("gemm", c[:-len("cold")] + "hot", 10.0)]
-        self.json = {"harness/sanitizer.json": [
+        # gpu_check_plan.py runs cold and hot as two processes, one file each.
+        self.files["harness/cold_hot-cold.csv"] = [ours("gemm", gemm("bf16", 1024, 1024, 1024, regime="cold"), 14.0)]
+        self.files["harness/cold_hot-hot.csv"] = [ours("gemm", gemm("bf16", 1024, 1024, 1024, regime="hot"), 10.0)]
+        self.json = {"harness/sanitizer.json": {"runs": [
             {"tool": "memcheck", "target": "flash fwd d64,128,256 causal 0,1 ragged", "rc": 0, "errors": 0,
              "seconds": 40.0, "status": "ok"},
             {"tool": "racecheck", "target": "flash bwd d128", "rc": 0, "errors": 0, "seconds": 80.0, "status": "ok"},
             {"tool": "memcheck", "target": "rotated GEMM 1023x517x129", "rc": 0, "errors": 0, "seconds": 9.5,
-             "status": "ok"}],
+             "status": "ok"}]},
             "harness/suites.json": {"suites": [{"suite": "calibration", "seconds": 1234.4, "rc": 0,
                                                 "benches": {"bench_gemm": 600.0}},
                                                {"suite": "quick", "seconds": 95.0, "rc": 0, "benches": {}}]}}
@@ -285,10 +286,9 @@ class MissedTest(TargetsTestBase):
         bad = self.r.row("collectives.csv", "collectives/nccl/broadcast/fp32/r0/n1/oop/1M/hot")
         bad.update(status="error", verified="fail", wrong="3")
         self.r.files["harness/repeat-3.csv"][0]["time_us_median"] = 1020.0  # 2.2% spread
-        hot = self.r.files["harness/cold_hot.csv"][1]
-        hot["time_us_median"] = 15.0
+        self.r.files["harness/cold_hot-hot.csv"][0]["time_us_median"] = 15.0
         self.r.files["gemm_fp16.csv"][0]["power_w"] = ""
-        self.r.json["harness/sanitizer.json"][1].update(errors=2, rc=1)
+        self.r.json["harness/sanitizer.json"]["runs"][1].update(errors=2, rc=1)
         t = self.r.targets()
         self.assertEqual((t["copy_h2d_pinned"]["verdict"], t["copy_d2h_pinned"]["verdict"]), ("missed", "met"))
         self.assertAlmostEqual(t["copy_h2d_pinned"]["value"], 0.9)
@@ -340,7 +340,7 @@ class AbsentTest(TargetsTestBase):
         # 8192^3 fp16 skipped on our side; one bf16 shape without a torch row; the racecheck run absent.
         self.r.row("gemm_fp16.csv", gemm("fp16", 8192, 8192, 8192)).update(status="skipped", status_detail="no memory")
         self.r.files["torch_gemm.csv"].remove(self.r.row("torch_gemm.csv", gemm("bf16", 4096, 14336, 4096)))
-        del self.r.json["harness/sanitizer.json"][1]
+        del self.r.json["harness/sanitizer.json"]["runs"][1]
         self.r.row("attention.csv", attention("cudnn", "fwd")).update(status="error", status_detail="cudnn error")
         t = self.r.targets()
         fp16 = t["gemm_fp16_heuristic"]
@@ -356,6 +356,24 @@ class AbsentTest(TargetsTestBase):
         self.assertEqual(t["attention_cudnn_fwd"]["verdict"], "not measured")
         self.assertEqual(t["attention_flash_vs_cudnn"]["verdict"], "not measured")
         self.assertIn("no ok cudnn row of the same shape", t["attention_flash_vs_cudnn"]["why"])
+
+
+class HarnessFormsTest(TargetsTestBase):
+    def test_one_cold_hot_file_a_bare_sanitizer_list_and_a_truncated_run(self):
+        rows = self.r.files.pop("harness/cold_hot-cold.csv") + self.r.files.pop("harness/cold_hot-hot.csv")
+        self.r.files["harness/cold_hot.csv"] = rows
+        runs = self.r.json["harness/sanitizer.json"]["runs"]
+        runs[0].update(rc=None, errors=None, status="truncated")
+        self.r.json["harness/sanitizer.json"] = runs
+        t = self.r.targets()
+        self.assertAlmostEqual(t["harness_cold_slower"]["value"], 1.4)
+        self.assertEqual((t["sanitizer_clean"]["verdict"], t["sanitizer_clean"]["value"]), ("missed", 1))
+        self.assertIn("errors None, rc None, truncated", t["sanitizer_clean"]["why"])
+
+    def test_hot_file_absent(self):
+        del self.r.files["harness/cold_hot-hot.csv"]
+        t = self.r.targets()["harness_cold_slower"]
+        self.assertEqual((t["verdict"], t["why"]), ("not measured", "harness/cold_hot-hot.csv absent"))
 
 
 class PeakTest(TargetsTestBase):
