@@ -71,6 +71,14 @@ MIN_STEP_S = 5  # a step with less time than this left before the deadline is no
 class Stopped(Exception):
     """SIGTERM, SIGINT or SIGHUP arrived: stop the step, export, exit."""
 
+
+class StopRequest:
+    """What on_signal saw. While a step's process is being started (Popen between fork and
+    return) the handler only records the signal: an exception there would lose the process
+    and leave it running; run_process raises once it holds the process."""
+    signal_name = None
+    defer = False
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 DEFAULT_BUNDLE = os.path.join(REPO, ".gpu", "gpucal-gpu.tar.xz")
@@ -219,9 +227,17 @@ def run_process(ctx, name, argv, budget, env=None):
         out.flush()
         # Its own process group (not session: the device tool ends what a call leaves running,
         # except processes in a session of their own), so the step can be stopped as a whole.
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, process_group=0)
-        ctx.child = proc
+        StopRequest.defer = True
         try:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, process_group=0)
+        except BaseException:
+            StopRequest.defer = False
+            raise
+        try:
+            ctx.child = proc
+            StopRequest.defer = False
+            if StopRequest.signal_name:  # it came while the process was being started
+                raise Stopped(StopRequest.signal_name)
             rc = proc.wait(timeout=budget)
         except subprocess.TimeoutExpired:
             stop_group(proc)
@@ -551,7 +567,9 @@ def write_summary(ctx, part, gpus, results, t_start, steps):
 
 
 def on_signal(signum, _frame):
-    raise Stopped(signal.Signals(signum).name)
+    StopRequest.signal_name = signal.Signals(signum).name
+    if not StopRequest.defer:
+        raise Stopped(StopRequest.signal_name)
 
 
 def run_steps(ctx, steps, part, gpus, t_start, deadline, results):
@@ -630,6 +648,7 @@ def main(argv=None):
     rows, predictions, summary, summary_path = write_summary(ctx, part, gpus, results, t_start, steps)
     log(ratios.markdown(rows, [], print_rows=4, predictions=predictions) if rows or predictions
         else "(no ratios: no baseline matched a gpucal row)")
+    log(ratios.targets_markdown(out_dir))
     log("steps: " + "; ".join(f"{r['step']} {r['status']} {r['seconds']:.0f}/{r['budget_s']} s" for r in results))
     failed = summary["failed_steps"]
     log(f"gpu-check part {part}: {'FAILED: ' + ', '.join(failed) if failed else 'passed'} "

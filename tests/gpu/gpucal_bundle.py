@@ -46,7 +46,7 @@ DEFAULT_DIRS = {"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-g
 # to end run per bench (no MPI: Open MPI's plugins are found by absolute paths).
 CHECK_TESTS = (r"^(GpuInit\.|Llc\.|Telemetry\.|CsvJson\.LoadedLibraries|gemm_host_done_when$|attention_host_done_when$|"
                r"p2p_host_copy$|collectives_single_process$|gemm_set_llm_list$|calibration\.GpucalCli\.CompareOfAScaledRun|"
-               r"cmake_find_wheel_libraries$|gpu_check_host_ratios$)")
+               r"cmake_find_wheel_libraries$|gpu_check_host_ratios$|gpu_check_host_targets$|gpu_check_host_runner$)")
 BUNDLE_ROOT = "gpucal"
 
 

@@ -102,6 +102,9 @@ class DeadlineTest(unittest.TestCase):
 
 
 class SignalTest(unittest.TestCase):
+    def tearDown(self):
+        gpu_check.StopRequest.signal_name = None  # what a stopped gpu-check leaves; it exits after
+
     def test_sigterm_stops_the_steps_process_group_and_keeps_what_was_done(self):
         ctx, _ = make_context()
         marker = os.path.join(ctx.work, "child.pid")
