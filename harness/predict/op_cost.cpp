@@ -249,6 +249,14 @@ std::optional<OpCost> OpCoster::from_comm_model(const ModelOp& op, const model::
   return c;
 }
 
+namespace {
+// A group's spans_nodes: an integer 0/1 in calibration.json (its schema), a boolean in older files.
+bool spans_nodes(const json& group) {
+  const json& v = group["spans_nodes"];
+  return v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
+}
+}  // namespace
+
 std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why) const {
   const json* groups = calibration_.is_object() ? &calibration_["communication"]["p2p"] : nullptr;
   const json* pick = nullptr;
@@ -256,7 +264,7 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
   if (groups && groups->is_array()) {
     for (const char* pattern : {op.comm.collective.c_str(), "sendrecv", "pingpong"}) {
       for (const auto& g : *groups)
-        if (g["pattern"] == pattern && !g["spans_nodes"].get<bool>() && g["best"]["form"].is_string()) pick = &g;
+        if (g["pattern"] == pattern && !spans_nodes(g) && g["best"]["form"].is_string()) pick = &g;
       if (pick) {
         pingpong = std::string(pattern) == "pingpong";
         break;

@@ -131,6 +131,18 @@ def main():
         if len(ranked) != 4 or times != sorted(times):
             sys.exit(f"FAIL: sweep not ranked: {times}")
         print(f"ok: sweep ranked {len(ranked)} layouts")
+        # 4. Pipeline stages: the stage-to-stage messages from bench_p2p's fit (calibration.json
+        # keeps spans_nodes as 0/1: reading it as a boolean once made every pp >= 2 fail).
+        run(shlex.split(a.mpirun) + [os.path.join(a.bin_dir, "bench_p2p", "bench_p2p"), "--pattern", "sendrecv",
+             "--sizes", "4K:1M:x4"] + FAST + ["--out", os.path.join(res, "p2p.csv")])
+        out = os.path.join(a.work, "pp2.json")
+        run([a.gpucal, "predict", res] + MODEL[:-1] + ["2", "--pp", "2", "--out", out])
+        doc = json.load(open(out))
+        sends = [op for op in doc["ops"] if op["bench"] == "p2p"]
+        if not sends or any(not op["time_us_per_call"] > 0 or not any("p2p" in s for s in op["sources"])
+                            for op in sends):
+            sys.exit(f"FAIL: pp=2 stage messages not costed from the p2p fit: {sends}")
+        print(f"ok: pp=2 with {len(sends)} stage-message ops from the p2p fit")
     else:
         # No collectives measured, no communication model: the TP messages cannot be costed.
         p = run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--out", os.path.join(a.work, "x.json")], 1)
