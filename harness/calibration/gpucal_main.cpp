@@ -31,6 +31,7 @@
 #include "harness/flag_checks.h"
 #include "fit_report.h"
 #include "import_writer.h"
+#include "output_guard.h"
 #include "results_dir.h"
 #include "run_suite.h"
 
@@ -50,6 +51,7 @@ ResultsDir load_results(const std::string& dir) {
 }
 
 int cmd_fit(const std::string& results_dir, std::string out_path, bool report) {
+  refuse_output_over_inputs("-o", out_path, {results_dir}, /*reads_calibration_json=*/false);
   if (out_path.empty()) out_path = (fs::path(results_dir) / "calibration.json").string();
   const nlohmann::json calibration = build_calibration(load_results(results_dir));
   write_json_file(calibration, out_path);
@@ -84,6 +86,9 @@ int cmd_export(const std::string& source, const std::string& target, std::string
 
 int cmd_compare(const std::string& baseline, const std::string& current, double threshold,
                 const std::string& markdown, const std::string& junit, const std::string& json_path) {
+  for (const auto& [flag, path] : {std::pair{"--markdown", markdown}, {"--junit", junit}, {"--json", json_path}})
+    refuse_output_over_inputs(flag, path, {baseline, current}, /*reads_calibration_json=*/false);
+  refuse_shared_outputs({{"--markdown", markdown}, {"--junit", junit}, {"--json", json_path}});
   CompareOptions options;
   options.threshold = threshold;
   const ResultsDir baseline_results = load_results(baseline);  // baseline errors reported first

@@ -1,6 +1,7 @@
 #include "run_suite.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -70,6 +71,18 @@ std::string format_seconds(double seconds) {
   return out.str();
 }
 
+// An executable path, or a name found in one of PATH's folders.
+bool program_found(const std::string& program) {
+  auto executable = [](const fs::path& p) { return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0; };
+  if (program.find('/') != std::string::npos) return executable(program);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (executable(fs::path(dir.empty() ? "." : dir) / program)) return true;
+  return false;
+}
+
 // Everything `gpucal run` can be told wrong, checked before any bench starts (exit 2):
 // a bench started with it would fail later, one log file at a time.
 void validate(const RunOptions& o) {
@@ -82,11 +95,22 @@ void validate(const RunOptions& o) {
   }
   if (!o.bin_dir.empty() && !fs::is_directory(o.bin_dir))
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
+  if (o.threads == "all" && o.backend == "host")
+    throw std::invalid_argument("--threads all: counts GPUs, and the host backend has none; give a count (--threads 4)");
   if (o.out_dir.empty()) throw std::invalid_argument("--out: expected a folder name, got ''");
   if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
     throw std::invalid_argument("--out: '" + o.out_dir + "' exists and is not a folder");
-  if (!o.mpirun.empty() && o.mpirun.find_first_not_of(" \t") == std::string::npos)
-    throw std::invalid_argument("--mpirun: expected a launcher command, got '" + o.mpirun + "'");
+  // A run writes a new folder: fitting one run's CSVs beside another's (a bench skipped this
+  // time keeps the last run's file) would mix them without a word.
+  if (fs::is_directory(o.out_dir) && !fs::is_empty(o.out_dir))
+    throw std::invalid_argument("--out: '" + o.out_dir + "' exists and is not empty; gpucal run writes a new results folder");
+  if (!o.mpirun.empty()) {
+    std::istringstream words(o.mpirun);
+    std::string program;
+    if (!(words >> program)) throw std::invalid_argument("--mpirun: expected a launcher command, got '" + o.mpirun + "'");
+    if (!program_found(program))
+      throw std::invalid_argument("--mpirun: '" + program + "' is not an executable file or on PATH");
+  }
 }
 
 // The bench's own last error line in its log, for the summary.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/calibration/calibration_json.h"
+#include "harness/calibration/output_guard.h"
 #include "harness/errors.h"
 #include "harness/file_io.h"
 #include "harness/flag_checks.h"
@@ -194,6 +195,7 @@ int PredictCommand::run() {
   try {
     if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
     options.overlap = parse_overlap(overlap);
+    calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
     const std::string cal_path = results_dir + "/calibration.json";
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)

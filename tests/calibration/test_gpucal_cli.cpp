@@ -153,5 +153,60 @@ TEST(GpucalCli, RunPassesThreadsToTheCommunicationBenchesInsteadOfALauncher) {
   EXPECT_EQ(out, "gpucal: error: --mpirun excludes --threads\n");
 }
 
+TEST(GpucalCli, RunRefusesWhatWouldFailOrMixRunsBeforeAnyBenchStarts) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::filesystem::create_directories(dir + "/bin");
+  {
+    std::ofstream script(dir + "/bin/bench_gemm");
+    script << "#!/bin/sh\ntouch " << dir << "/ran\n";
+  }
+  std::filesystem::permissions(dir + "/bin/bench_gemm", std::filesystem::perms::owner_all);
+  const std::string run = "run --suite smoke --bin-dir " + dir + "/bin --no-plots ";
+  std::string out;
+  // A folder holding an earlier run's files: its CSVs would be fitted with this run's.
+  std::filesystem::create_directories(dir + "/old");
+  std::ofstream(dir + "/old/collectives.csv") << "schema_version,bench\n";
+  EXPECT_EQ(gpucal(run + "--backend host --out " + dir + "/old", out, dir), 2) << out;
+  EXPECT_EQ(out, "gpucal: error: --out: '" + dir + "/old' exists and is not empty; gpucal run writes a new results folder\n");
+  EXPECT_EQ(gpucal(run + "--backend host --threads all --out " + dir + "/a", out, dir), 2) << out;
+  EXPECT_NE(out.find("--threads all: counts GPUs, and the host backend has none"), std::string::npos) << out;
+  EXPECT_EQ(gpucal(run + "--backend host --mpirun 'no-such-launcher -np 2' --out " + dir + "/b", out, dir), 2) << out;
+  EXPECT_EQ(out, "gpucal: error: --mpirun: 'no-such-launcher' is not an executable file or on PATH\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/ran"));  // no bench started
+  EXPECT_TRUE(std::filesystem::exists(dir + "/old/collectives.csv"));
+  // An empty folder is a new one (the stand-in writes no CSV, so the run ends with nothing to fit: exit 1).
+  std::filesystem::create_directories(dir + "/empty");
+  EXPECT_EQ(gpucal(run + "--backend host --out " + dir + "/empty", out, dir), 1) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ran")) << out;
+}
+
+TEST(GpucalCli, OutputsNeverOverwriteTheResultsTheCommandReads) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/r");
+  const std::string gemm_before = testing::read_text(dir + "/r/gemm.csv");
+  const std::string sidecar_before = testing::read_text(dir + "/r/gemm.json");
+  std::string out;
+  EXPECT_EQ(gpucal("fit " + dir + "/r -o " + dir + "/r/gemm.csv", out, dir), 2) << out;
+  EXPECT_EQ(out, "gpucal: error: -o: '" + dir + "/r/gemm.csv' is one of the results this command reads (" + dir +
+                     "/r); write the output elsewhere\n");
+  EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --json " + dir + "/r/../r/gemm.json", out, dir), 2) << out;
+  EXPECT_NE(out.find("--json: "), std::string::npos) << out;
+  EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --markdown " + dir + "/x --junit " + dir + "/x", out, dir), 2)
+      << out;
+  EXPECT_EQ(out, "gpucal: error: --markdown and --junit name the same file '" + dir + "/x'\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x"));
+  EXPECT_EQ(gpucal("predict " + dir + "/r --model llama3-8b --scale 8 --layers 1 --allow-missing --out " + dir +
+                       "/r/gemm.csv",
+                   out, dir),
+            2)
+      << out;
+  EXPECT_NE(out.find("--out: "), std::string::npos) << out;
+  EXPECT_EQ(testing::read_text(dir + "/r/gemm.csv"), gemm_before);
+  EXPECT_EQ(testing::read_text(dir + "/r/gemm.json"), sidecar_before);
+  // Its own outputs are fine: the default calibration.json, a new file in the folder.
+  EXPECT_EQ(gpucal("fit " + dir + "/r", out, dir), 0) << out;
+  EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --json " + dir + "/r/compare.json", out, dir), 0) << out;
+}
+
 }  // namespace
 }  // namespace gpucal::calibration
