@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "harness/sweep.h"
+
 namespace gpucal::calibration {
 
 const std::vector<ExportSettingSpec>& export_setting_specs() {
@@ -28,7 +30,7 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
        "group size the intra-node collective figures are taken at (default gpus_per_node)"},
       {"inter_group", K::kCount, "GPUs",
        "group size the inter-node collective figures are taken at (default: Calculon the modelled machine, nodes x gpus_per_node; others the measured inter-node group)"},
-      {"comm_bytes", K::kPositive, "bytes",
+      {"comm_bytes", K::kBytes, "bytes",
        "the message size the modelled collectives have: the alpha-beta exported to Calculon, NERSC and "
        "ASTRA-sim "
        "is the measured curve's secant there (default: a fit over every size >= 1 MiB)"},
@@ -80,6 +82,14 @@ void check_value(const ExportSettingSpec& spec, const std::string& item, const s
     if (!ok) fail("expected a name of letters, digits, '.', '_' or '-'");
     return;
   }
+  if (spec.kind == SettingKind::kBytes) {
+    try {
+      parse_size(value, "--set " + spec.key, {.min = 1});
+    } catch (const std::exception& e) {
+      fail(std::string("expected a size in bytes from 1 to 2^52, suffixes K M G T (") + e.what() + ")");
+    }
+    return;
+  }
   std::size_t used = 0;
   double v = 0;
   try {
@@ -117,6 +127,8 @@ ExportSettings ExportSettings::parse(const std::vector<std::string>& items) {
 std::optional<double> ExportSettings::number(const std::string& key) const {
   const auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
+  const ExportSettingSpec* spec = find_spec(key);
+  if (spec && spec->kind == SettingKind::kBytes) return static_cast<double>(parse_size(it->second, "--set " + key));
   return std::stod(it->second);
 }
 

@@ -15,6 +15,7 @@ enum class SettingKind {
   kPositive,  // a finite number > 0
   kFraction,  // 0 <= v < 1
   kCount,     // an integer >= 1
+  kBytes,     // a size in bytes, 1 to 2^52, with binary suffixes K M G T (as every size axis)
   kWord,      // one of ExportSettingSpec::words
   kText,      // a name: letters, digits, '.', '_', '-'
 };

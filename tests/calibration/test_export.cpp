@@ -44,6 +44,12 @@ TEST(ExportSettings, ParsesKnownKeysAndRejectsBadOnesWithTheItemNamed) {
   EXPECT_NE(error_of({"vtrain_gpu_name=a/b"}).find("name"), std::string::npos);
   EXPECT_NE(error_of({"nodes=2", "nodes=3"}).find("twice"), std::string::npos);
   EXPECT_NE(error_of({"nodes"}).find("KEY=VALUE"), std::string::npos);
+  // comm_bytes is a size: whole bytes, suffixes like every size axis, no wrap-around.
+  EXPECT_DOUBLE_EQ(*ExportSettings::parse({"comm_bytes=32M"}).number("comm_bytes"), 32.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*ExportSettings::parse({"comm_bytes=1048576"}).number("comm_bytes"), 1048576.0);
+  for (const char* bad : {"comm_bytes=1e19", "comm_bytes=1e300", "comm_bytes=0.5", "comm_bytes=0", "comm_bytes=-4",
+                          "comm_bytes=8P"})
+    EXPECT_NE(error_of({bad}).find("expected a size in bytes from 1 to 2^52"), std::string::npos) << bad;
 }
 
 TEST(ExportComm, TakesTheAskedGroupSizeAndItsBandwidthRegime) {
