@@ -82,6 +82,21 @@ TEST(ConformanceVTrain, LutFilesAreWhereAndHowTheLoaderReadsThem) {
   EXPECT_EQ(gpu_counts, (std::set<int>{2, 4, 8, 16}));
 }
 
+// Imported logs (gpucal import) name their GPU under sources[].device, not device.name.
+TEST(ConformanceVTrain, GpuNameOfImportedLogsIsTheLogsGpu) {
+  json c = testing::conformance_calibration();
+  c["run_metadata"] = {{"collectives",
+                        {{"bench", "collectives"},
+                         {"imported", true},
+                         {"sources", json::array({{{"device", ""}}, {{"device", "NVIDIA H100 80GB HBM3"}}})}}}};
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r = export_vtrain(c, {}, dir);
+  ASSERT_TRUE(r.ok()) << format_export_report(r);
+  const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
+  EXPECT_EQ(config["gpu_name"], "nvidia_h100_80gb_hbm3");
+  EXPECT_TRUE(fs::is_directory(dir + "/vtrain/nvidia_h100_80gb_hbm3"));
+}
+
 TEST(ConformanceVTrain, SystemConfigKeysAreVTrainConfigArgumentsInItsUnits) {
   const std::string dir = testing::fresh_temp_dir();
   ASSERT_TRUE(export_vtrain(testing::conformance_calibration(), {}, dir).ok());
