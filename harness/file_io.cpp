@@ -119,3 +119,15 @@ void write_stderr_line(const std::string& line) {
   (void)write_all(STDERR_FILENO, text.data(), text.size());  // nowhere to report a failed stderr
 }
 }  // namespace gpucal
+
+namespace gpucal {
+std::string not_a_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";  // absent or unreadable: the caller's open says so
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a file";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is a device, not a regular file";
+}
+}  // namespace gpucal

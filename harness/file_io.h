@@ -59,6 +59,13 @@ void write_file_atomic(const std::string& path, const std::string& content);
 }  // namespace gpucal
 
 namespace gpucal {
+// "" when `path` is a regular file (or a link to one) or cannot be looked at (its open then
+// fails and says so), else why it is not ("is a directory", "is a FIFO", ...). Inputs are
+// checked with it before they are opened:
+// opening a FIFO for reading blocks until a writer comes, and a directory reads as an error
+// text of the C++ library.
+std::string not_a_regular_file(const std::string& path);
+
 // One line on stderr in one write(2): lines from several ranks or threads never interleave
 // mid-line. A line end is added.
 void write_stderr_line(const std::string& line);

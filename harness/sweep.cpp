@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/errors.h"
+#include "harness/file_io.h"
 
 namespace gpucal {
 
@@ -194,6 +195,8 @@ std::vector<std::vector<std::pair<std::string, std::string>>> parse_points_text(
 std::vector<std::vector<std::pair<std::string, std::string>>> read_points_file(const std::string& path,
                                                                               const PointsColumns& columns,
                                                                               const std::string& flag) {
+  if (const std::string why = not_a_regular_file(path); !why.empty())
+    throw UsageError(flag + ": '" + path + "' " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(flag + ": cannot read '" + path + "'");
   // Bounded: a points file is small, and /dev/zero or a FIFO must not read forever.

@@ -67,6 +67,7 @@ json build_calibration(const ResultsDir& results) {
 void write_json_file(const json& document, const std::string& path) { write_file_atomic(path, document.dump(2) + "\n"); }
 
 json read_calibration_file(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty()) throw std::runtime_error(path + ": " + why);
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
   json doc;

@@ -1,4 +1,5 @@
 #include "csv_table.h"
+#include "harness/file_io.h"
 
 #include <cerrno>
 #include <cmath>
@@ -89,6 +90,7 @@ void split_records(const std::string& text, const std::string& source,
 }  // namespace
 
 CsvTable CsvTable::read_file(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty()) throw CsvError(path + ": " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CsvError(path + ": cannot open");
   std::ostringstream buffer;

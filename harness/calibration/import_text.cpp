@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "import_log.h"
+#include "harness/file_io.h"
 
 namespace gpucal::calibration {
 
@@ -22,6 +23,7 @@ const std::regex kTimestamp(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\s)");
 }  // namespace
 
 std::vector<LogLine> read_log_lines(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty()) throw ImportError(path, 0, why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ImportError(path, 0, "cannot open");
   std::vector<LogLine> lines;

@@ -1,4 +1,5 @@
 #include "results_dir.h"
+#include "harness/file_io.h"
 
 #include <cmath>
 #include <filesystem>
@@ -56,6 +57,8 @@ ResultsDir load_results_dir(const std::string& path) {
       if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
     const fs::path sidecar = fs::path(path) / (bench + ".json");
     if (fs::exists(sidecar)) {
+      if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
+        throw std::runtime_error(sidecar.string() + ": " + why);
       std::ifstream in(sidecar);
       try {
         results.sidecar = nlohmann::json::parse(in);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "harness/errors.h"
+#include "harness/file_io.h"
 
 namespace gpucal::model {
 
@@ -196,6 +197,8 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& origin) 
 }
 
 ModelSpec load_model_config(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty())
+    throw UsageError("--model-config: '" + path + "' " + why);
   std::ifstream in(path);
   if (!in) throw UsageError("--model-config: cannot read '" + path + "'");
   nlohmann::json doc;

@@ -1,6 +1,8 @@
 // The gpucal command end to end: exit codes, one-line errors, compare's JUnit, run's skipping.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -206,6 +208,26 @@ TEST(GpucalCli, OutputsNeverOverwriteTheResultsTheCommandReads) {
   // Its own outputs are fine: the default calibration.json, a new file in the folder.
   EXPECT_EQ(gpucal("fit " + dir + "/r", out, dir), 0) << out;
   EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --json " + dir + "/r/compare.json", out, dir), 0) << out;
+}
+
+// A FIFO given as an input blocked forever in open(); a directory read as the C++ library's
+// "basic_filebuf::underflow" text. Both are one line naming the file, exit 2.
+TEST(GpucalCli, FifosAndDirectoriesAsInputsAreOneLineErrorsNotHangs) {
+  const std::string dir = testing::fresh_temp_dir();
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_directories(dir + "/r");
+  ASSERT_EQ(::mkfifo((dir + "/r/gemm.csv").c_str(), 0600), 0);
+  std::string out;
+  EXPECT_EQ(gpucal("import " + dir + "/fifo --out " + dir + "/i", out, dir), 2) << out;
+  EXPECT_NE(out.find("is a FIFO, not a regular file"), std::string::npos) << out;
+  EXPECT_EQ(gpucal("fit " + dir + "/r", out, dir), 2) << out;
+  EXPECT_NE(out.find(dir + "/r/gemm.csv: is a FIFO"), std::string::npos) << out;
+  EXPECT_EQ(gpucal("predict " + dir + "/r --model-config " + dir + "/fifo", out, dir), 2) << out;
+  EXPECT_NE(out.find("is a FIFO"), std::string::npos) << out;
+  testing::write_synthetic_results(dir + "/s");
+  EXPECT_EQ(gpucal("predict " + dir + "/s --model-config " + dir + "/r --allow-missing", out, dir), 2) << out;
+  EXPECT_NE(out.find("--model-config: '" + dir + "/r' is a directory, not a file"), std::string::npos) << out;
+  for (const std::string& o : {out}) EXPECT_EQ(std::count(o.begin(), o.end(), '\n'), 1) << o;
 }
 
 }  // namespace
