@@ -17,13 +17,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:
-    print(f"SKIP: no torch in this Python ({sys.executable}: {e})")
-    sys.exit(77)
 import torch_common  # noqa: E402
+
+torch = torch_common.import_torch_or_skip()
+import torch.nn.functional as F  # noqa: E402
 import torch_step  # noqa: E402
 
 

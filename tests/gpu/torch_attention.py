@@ -44,7 +44,7 @@ def main(argv=None):
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
     rows = ok_rows(a.points_from, "attention") if a.points_from else default_rows()
     rows = [r for r in rows if r.get("impl", "cudnn") in ("cudnn", "flash")]
-    timer, budget = Timer(torch, a.quick), Budget(a.time_budget)
+    timer, budget = Timer(torch, a.quick, max_time_s=a.max_time_per_point), Budget(a.time_budget)
     out = RowWriter(a.out, SHAPE_COLUMNS + ["ours_impl", "flops", "tflops"])
     done = {}
     for r in rows:

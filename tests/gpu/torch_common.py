@@ -4,10 +4,17 @@ shapes they repeat. Every torch_<bench>.py takes `--out FILE.csv [--quick]` and 
 with at least TORCH_COLUMNS, where `point` is the gpucal CSV `point` of the measurement it
 is compared with, so tests/gpu/ratios.py joins the two on (bench, point).
 
+Every gpucal row a script reads gets exactly one torch row: measured, or `skipped` with the
+reason in `detail` (an op PyTorch lacks, a different semantics, `time budget spent`), so the
+ratio table can count what was not compared. Rows that share one measurement (a heuristic
+and an autotuned GEMM of one shape) are one Job; jobs run in an order chosen so that a run
+cut by --time-budget loses a uniform tail (interleave()).
+
 torch itself is imported by the callers, inside main(), so that --help and the pure helpers
 here work on a machine without it (CI).
 """
 import argparse
+import collections
 import csv
 import json
 import math
@@ -69,7 +76,8 @@ class RowWriter:
 
 
 class Budget:
-    """Wall-clock budget of a baseline run: points past it are not measured."""
+    """Wall-clock budget of a baseline run: points past it are not measured. Start it before
+    `import torch` so that the import and the CUDA start count against it."""
 
     def __init__(self, seconds):
         self.end = time.monotonic() + seconds if seconds and seconds > 0 else None
@@ -78,14 +86,108 @@ class Budget:
         return self.end is not None and time.monotonic() > self.end
 
 
-def base_args(description):
+BUDGET_SPENT = "time budget spent"
+
+# One measurement and the gpucal rows it answers. result: None (measure `key`), or the
+# row's outcome known without measuring (a skip with its reason), written whatever the budget.
+Job = collections.namedtuple("Job", "key rows result")
+
+
+def unique_points(rows):
+    """The rows with distinct `point`s, the first of each kept: a shape listed twice in a
+    shapes file is one gpucal point (bench_gemm writes it twice under one key) and gets one
+    torch row, so the ratio table does not count it twice."""
+    seen, out = set(), []
+    for r in rows:
+        if r["point"] not in seen:
+            seen.add(r["point"])
+            out.append(r)
+    return out
+
+
+def group_jobs(rows, key_of):
+    """Jobs in order of first appearance. key_of(row) gives (key, result): rows with no
+    result and the same key share one measurement; a row whose result is known is a job of
+    its own."""
+    jobs, shared = [], {}
+    for r in rows:
+        key, result = key_of(r)
+        if result is not None:
+            jobs.append(Job(key, [r], result))
+        elif key in shared:
+            shared[key].rows.append(r)
+        else:
+            shared[key] = Job(key, [r], None)
+            jobs.append(shared[key])
+    return jobs
+
+
+def interleave(items, group_of):
+    """Round-robin over the groups of `items` (group_of(item)), groups in order of first
+    appearance, each group's items in their own order: a run cut short loses the tail of
+    every group alike instead of whole groups (the last dtype, the last kernels)."""
+    groups = {}
+    for it in items:
+        groups.setdefault(group_of(it), []).append(it)
+    lists = list(groups.values())
+    return [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+
+
+def run_jobs(jobs, measure, write, budget, log=print):
+    """Measures each job whose result is not known (measure(key) -> result dict) while the
+    budget lasts, then marks the rest skipped `time budget spent`; write(row, result) is
+    called exactly once for every row of every job, in job order. Returns (jobs measured,
+    rows skipped for the budget)."""
+    measured = spent = 0
+    for job in jobs:
+        result = job.result
+        if result is None:
+            if budget.expired():
+                if not spent:
+                    log(f"{BUDGET_SPENT}: {job.rows[0]['point']} and later points not measured")
+                result = {"status": "skipped", "detail": BUDGET_SPENT}
+                spent += len(job.rows)
+            else:
+                result = measure(job.key)
+                measured += 1
+        for r in job.rows:
+            write(r, result)
+    return measured, spent
+
+
+def seconds(text):
+    """argparse type: a finite number of seconds >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got '{text}'")
+    return v
+
+
+def base_args(description, out_required=True):
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--out", required=True, help="torch baseline CSV to write")
+    ap.add_argument("--out", required=out_required, help="torch baseline CSV to write")
     ap.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     ap.add_argument("--points-from", nargs="+", default=[],
                     help="gpucal CSVs whose ok rows give the shapes and the point keys to measure")
-    ap.add_argument("--time-budget", type=float, default=0, help="seconds; points past it are left out (0: none)")
+    ap.add_argument("--time-budget", type=seconds, default=0,
+                    help="seconds from the start; points past it are written skipped 'time budget spent' (0: none)")
+    ap.add_argument("--max-time-per-point", type=seconds, default=None, metavar="S",
+                    help="seconds of sampling per point at most (extended to the minimum samples; "
+                         "default 0.25, --quick 0.05)")
     return ap
+
+
+def import_torch_or_skip():
+    """torch for a CPU test, or exit 77 (ctest: skipped) where this Python has none."""
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError as e:
+        print(f"SKIP: no torch in this Python ({sys.executable}: {e})")
+        sys.exit(77)
+    return torch
 
 
 def torch_facts(torch):
@@ -123,12 +225,13 @@ def write_sidecar(csv_path, bench, torch, extra=None):
 class Timer:
     """Device-event timing the way gpucal times: warm-up launches, then samples of `batch`
     back-to-back launches (hot) or of one launch after a last-level-cache flush (cold),
-    until max_time_s has passed and min_samples were taken."""
+    until max_time_s has passed and min_samples were taken (max_time_s None: 0.25 s, 0.05 s
+    quick; base_args' --max-time-per-point)."""
 
-    def __init__(self, torch, quick=False, device="cuda"):
+    def __init__(self, torch, quick=False, device="cuda", max_time_s=None):
         self.torch = torch
         self.min_samples = 5 if quick else 10
-        self.max_time_s = 0.05 if quick else 0.25
+        self.max_time_s = max_time_s if max_time_s is not None else 0.05 if quick else 0.25
         self.warmup = 2 if quick else 3
         self.device = device
         self.flush_value = 0

@@ -1,33 +1,50 @@
 #!/usr/bin/env python3
 """PyTorch baselines for bench_memory: the PyTorch op a training step would call, on the
-shapes of bench_memory's named sets, timed with CUDA events; one CSV row per point, keyed by
-the `point` bench_memory writes for the same measurement (impl gpucal, regime hot), so that
-.ci/gpu-check can join the two CSVs on (bench, point) and report the ratio.
+shapes of bench_memory's points, timed with CUDA events (torch_common.Timer, hot: back-to-back
+launches, as bench_memory's default regime); one CSV row per point, keyed by the `point`
+bench_memory writes for the same measurement, so that .ci/gpu-check can join the two CSVs on
+(bench, point) and report the ratio.
 
+    torch_memory.py --out FILE.csv --points-from memory.csv [--time-budget S]
+                    [--max-time-per-point S] [--quick]
+                                                    the ok rows of a bench_memory CSV
     torch_memory.py --out FILE.csv [--quick]        quick: set `quick`, else set `llm`
     torch_memory.py --list-points quick|llm         the keys, no torch needed
     torch_memory.py --check-points quick|llm --bench BENCH_MEMORY
                                                     keys against `bench_memory --list` (ctest)
 
-Columns: bench,point,torch_op,dtype,time_us_median,time_us_p10,time_us_p90,samples,device,
-torch_version. Ops: copy dst.copy_(src); scale torch.mul(out=); add torch.add(out=); triad
-torch.add(alpha=q, out=); read Tensor.sum(dtype=float32); layernorm torch.native_layer_norm
-and aten.native_layer_norm_backward; rmsnorm F.rms_norm and its autograd backward; softmax
+--points-from: every ok bench_memory row gets one row. Measured: kernel, dtype and shape
+read back from the point key (parse_point), impl gpucal or cudnn (both compared with the
+same PyTorch measurement), regime hot. Skipped, with the reason in `detail`: fma_chain (no
+PyTorch counterpart), other regimes and impls, keys this script cannot read; rows past
+--time-budget (`time budget spent`). Points are measured interleaved across (kernel, dtype)
+so that a run cut by its budget loses the largest shapes of every kernel, not the last
+kernels. Without --points-from: every point of the set but fma_chain, impl gpucal.
+
+Columns: torch_common.TORCH_COLUMNS, kernel, dtype, device, torch_version. Ops: copy
+dst.copy_(src); scale torch.mul(out=); add torch.add(out=); triad torch.add(alpha=q, out=);
+read Tensor.sum(dtype=float32); layernorm torch.native_layer_norm and
+aten.native_layer_norm_backward; rmsnorm F.rms_norm and its autograd backward; softmax
 torch.softmax and torch._softmax_backward_data; gelu F.gelu and aten.gelu_backward; SwiGLU
 F.silu(a) * b and its autograd backward; residual add torch.add(out=); dropout + residual
 r + torch.native_dropout(x, 0.1, True)[0]; cross-entropy F.cross_entropy (mean) and its
-autograd backward; AdamW torch.optim.AdamW(fused=True).step(). fma_chain has no PyTorch
-counterpart and no row. Timing: warm-up, then samples of back-to-back launches of at least
-100 us each between two CUDA events (as bench_memory's hot regime), until 10 samples and the
-time cap; per-launch median, p10, p90 over the samples.
+autograd backward; AdamW torch.optim.AdamW(fused=True).step(). PyTorch runs these eagerly,
+unfused where it has no fused kernel (SwiGLU: two kernels; cross-entropy: log_softmax then
+nll_loss, the whole log-probability matrix written): that is the cost the ratio compares.
+Timing: warm-up, then samples of back-to-back launches of >= 200 us each between two CUDA
+events, until 10 samples and --max-time-per-point (default 1.0 s, --quick 0.2 s); per-launch
+median, p10, p90 over the samples.
 
 The shapes mirror bench_memory/memory_sets.cpp; ctest checks the keys against `--list`.
 """
-import argparse
-import csv
+import os
+import re
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_common import (BUDGET_SPENT, Budget, RowWriter, Timer, base_args, group_jobs, interleave,  # noqa: E402
+                          ok_rows, run_jobs, unique_points, write_sidecar)
 
 STREAM = ["copy", "scale", "add", "triad", "read"]
 LAYER = ["layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd", "residual_add", "dropout_residual_add"]
@@ -48,6 +65,15 @@ def format_size(n):
         n //= 1024
         i += 1
     return "%d%s" % (n, suffixes[i])
+
+
+SIZE_SUFFIXES = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
+
+
+def parse_size(text):
+    """format_size's inverse: '4K' -> 4096, '1000' -> 1000; None if not such a size."""
+    m = re.fullmatch(r"([0-9]+)([KMGT]?)", text)
+    return int(m.group(1)) << (10 * SIZE_SUFFIXES[m.group(2)]) if m else None
 
 
 def swiglu_ffn(hidden):
@@ -109,6 +135,61 @@ def point_key(kernel, dtype, shape, impl="gpucal", regime="hot"):
     return "memory/%s/%s/%s/%s/%s" % (impl, kernel, dtype, part, regime)
 
 
+def parse_point(key):
+    """(impl, kernel, dtype, shape, regime) of a bench_memory point key, or None where this
+    script does not know the kernel or the key is not one point_key writes."""
+    parts = key.split("/")
+    if len(parts) < 6 or parts[0] != "memory" or parts[2] not in KERNEL_ORDER:
+        return None
+    impl, kernel, dtype, regime = parts[1], parts[2], parts[3], parts[-1]
+    shape_parts = parts[4:-1]
+    shape = None
+    if kernel in STREAM and len(shape_parts) == 1 and parse_size(shape_parts[0]):
+        shape = ("bytes", parse_size(shape_parts[0]))
+    elif kernel == "fma_chain" and len(shape_parts) == 1 and shape_parts[0].startswith("n"):
+        shape = ("n", parse_size(shape_parts[0][1:]))
+    elif kernel == "adamw_step" and len(shape_parts) == 1 and re.fullmatch(r"p[0-9]+", shape_parts[0]):
+        shape = ("p", int(shape_parts[0][1:]))
+    elif len(shape_parts) == 2 and re.fullmatch(r"r[0-9]+", shape_parts[0]) and re.fullmatch(r"c[0-9]+",
+                                                                                           shape_parts[1]):
+        shape = ("rc", int(shape_parts[0][1:]), int(shape_parts[1][1:]))
+    if shape is None or None in shape or point_key(kernel, dtype, shape, impl, regime) != key:
+        return None
+    return impl, kernel, dtype, shape, regime
+
+
+MEASURED_IMPLS = ("gpucal", "cudnn")  # our GPU kernels and cuDNN's, against the same PyTorch op
+
+
+def classify(row):
+    """(measurement key (kernel, dtype, shape), None) for an ok bench_memory row this script
+    measures, or (key, skipped result) with the reason it does not."""
+    parsed = parse_point(row["point"])
+    if parsed is None:
+        return ("?", row["point"]), skip_result("not a bench_memory point key this script can read")
+    impl, kernel, dtype, shape, regime = parsed
+    key = (kernel, dtype, shape)
+    if kernel == "fma_chain":
+        return key, skip_result("fma_chain has no PyTorch counterpart")
+    if impl not in MEASURED_IMPLS:
+        return key, skip_result(f"impl {impl}: the PyTorch baseline runs on a GPU against {', '.join(MEASURED_IMPLS)}")
+    if regime != "hot":
+        return key, skip_result(f"regime {regime}: the PyTorch baseline times back-to-back launches (hot) only")
+    if dtype not in ELEMENT_BYTES:
+        return key, skip_result(f"dtype {dtype} not measured")
+    return key, None
+
+
+def skip_result(why):
+    return {"torch_op": "", "status": "skipped", "detail": why}
+
+
+def plan_jobs(rows):
+    """Jobs in measurement order: one per (kernel, dtype, shape), interleaved across
+    (kernel, dtype) so that a cut loses every kernel's tail (its largest shapes)."""
+    return interleave(group_jobs(unique_points(rows), classify), lambda job: job.key[:2])
+
+
 def points(name):
     """Every point of the set bench_memory runs with --dtype auto, in its order: kernel-major,
     then dtype, then shape. Yields (key, kernel, dtype, shape)."""
@@ -145,11 +226,11 @@ def check_points(name, bench):
 
 # ------------------------------------------------------------------------ timing (needs torch)
 
-def make_case(torch, kernel, dtype, shape):
-    """Returns (torch_op, launch) with every tensor allocated and filled."""
+def make_case(torch, kernel, dtype, shape, dev="cuda"):
+    """Returns (torch_op, launch) with every tensor allocated and filled (only those the
+    kernel uses: the largest cross-entropy point holds 8.4 GB of fp32 logits)."""
     F = torch.nn.functional
     dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
-    dev = "cuda"
 
     def rand(*size, lo=-1.0, hi=1.0):
         return torch.empty(*size, dtype=dt, device=dev).uniform_(lo, hi)
@@ -172,7 +253,38 @@ def make_case(torch, kernel, dtype, shape):
         opt = torch.optim.AdamW([p], fused=True, **ADAMW)
         return "torch.optim.AdamW(fused=True).step", opt.step
     R, C = shape[1], shape[2]
+    if kernel.startswith("cross_entropy"):
+        logits = rand(R, C, lo=-4, hi=4)
+        target = torch.randint(0, C, (R,), device=dev)
+        if kernel == "cross_entropy_fwd":
+            return "F.cross_entropy", lambda: F.cross_entropy(logits, target)
+        logits.requires_grad_()
+        loss = F.cross_entropy(logits, target)
+        return "F.cross_entropy backward (autograd)", lambda: torch.autograd.grad(loss, logits, retain_graph=True)
+    if kernel in ("softmax_fwd", "gelu_fwd"):
+        xs = rand(R, C, lo=-4, hi=4)
+        if kernel == "softmax_fwd":
+            return "torch.softmax", lambda: torch.softmax(xs, -1)
+        return "F.gelu", lambda: F.gelu(xs)
     x, dy = rand(R, C), rand(R, C)
+    if kernel == "softmax_bwd":
+        y = torch.softmax(rand(R, C, lo=-4, hi=4), -1)
+        return "torch._softmax_backward_data", lambda: torch._softmax_backward_data(dy, y, -1, dt)
+    if kernel == "gelu_bwd":
+        xs = rand(R, C, lo=-4, hi=4)
+        return "aten.gelu_backward", lambda: torch.ops.aten.gelu_backward(dy, xs)
+    if kernel == "swiglu_fwd":
+        g = rand(R, C, lo=-4, hi=4)
+        return "F.silu(a) * b", lambda: F.silu(g) * x
+    if kernel == "swiglu_bwd":
+        g, u = rand(R, C, lo=-4, hi=4).requires_grad_(), x.requires_grad_()
+        y = F.silu(g) * u
+        return "F.silu(a) * b backward (autograd)", lambda: torch.autograd.grad(y, (g, u), dy, retain_graph=True)
+    if kernel == "residual_add":
+        out = torch.empty_like(x)
+        return "torch.add(out=)", lambda: torch.add(x, dy, out=out)
+    if kernel == "dropout_residual_add":
+        return "r + torch.native_dropout", lambda: torch.add(dy, torch.native_dropout(x, DROPOUT_P, True)[0])
     gamma, beta = rand(C, lo=0.5, hi=1.5), rand(C)
     if kernel == "layernorm_fwd":
         return "torch.native_layer_norm", lambda: torch.native_layer_norm(x, [C], gamma, beta, NORM_EPS)
@@ -182,108 +294,67 @@ def make_case(torch, kernel, dtype, shape):
             dy, x, [C], mean, rstd, gamma, beta, [True, True, True])
     if kernel == "rmsnorm_fwd":
         return "F.rms_norm", lambda: F.rms_norm(x, [C], gamma, NORM_EPS)
-    if kernel == "rmsnorm_bwd":
-        xg, gg = x.clone().requires_grad_(), gamma.clone().requires_grad_()
-        y = F.rms_norm(xg, [C], gg, NORM_EPS)
-        return "F.rms_norm backward (autograd)", lambda: torch.autograd.grad(y, (xg, gg), dy, retain_graph=True)
-    if kernel == "softmax_fwd":
-        xs = rand(R, C, lo=-4, hi=4)
-        return "torch.softmax", lambda: torch.softmax(xs, -1)
-    if kernel == "softmax_bwd":
-        y = torch.softmax(rand(R, C, lo=-4, hi=4), -1)
-        return "torch._softmax_backward_data", lambda: torch._softmax_backward_data(dy, y, -1, dt)
-    if kernel in ("gelu_fwd", "gelu_bwd"):
-        xs = rand(R, C, lo=-4, hi=4)
-        if kernel == "gelu_fwd":
-            return "F.gelu", lambda: F.gelu(xs)
-        return "aten.gelu_backward", lambda: torch.ops.aten.gelu_backward(dy, xs)
-    if kernel == "swiglu_fwd":
-        g = rand(R, C, lo=-4, hi=4)
-        return "F.silu(a) * b", lambda: F.silu(g) * x
-    if kernel == "swiglu_bwd":
-        g, u = rand(R, C, lo=-4, hi=4).requires_grad_(), x.clone().requires_grad_()
-        y = F.silu(g) * u
-        return "F.silu(a) * b backward (autograd)", lambda: torch.autograd.grad(y, (g, u), dy, retain_graph=True)
-    if kernel == "residual_add":
-        out = torch.empty_like(x)
-        return "torch.add(out=)", lambda: torch.add(x, dy, out=out)
-    if kernel == "dropout_residual_add":
-        return "r + torch.native_dropout", lambda: torch.add(dy, torch.native_dropout(x, DROPOUT_P, True)[0])
-    logits = rand(R, C, lo=-4, hi=4)
-    target = torch.randint(0, C, (R,), device=dev)
-    if kernel == "cross_entropy_fwd":
-        return "F.cross_entropy", lambda: F.cross_entropy(logits, target)
-    lg = logits.clone().requires_grad_()
-    loss = F.cross_entropy(lg, target)
-    return "F.cross_entropy backward (autograd)", lambda: torch.autograd.grad(loss, lg, retain_graph=True)
+    xg, gg = x.requires_grad_(), gamma.requires_grad_()
+    y = F.rms_norm(xg, [C], gg, NORM_EPS)
+    return "F.rms_norm backward (autograd)", lambda: torch.autograd.grad(y, (xg, gg), dy, retain_graph=True)
 
 
-def time_launches(torch, launch, max_time_s, min_samples=10, min_sample_s=100e-6):
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def timed(count):
-        start.record()
-        for _ in range(count):
-            launch()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) * 1e-3
-
-    launch()
-    torch.cuda.synchronize()
-    single = min(timed(1) for _ in range(3))
-    batch = max(1, int(min_sample_s / single) + 1) if single < min_sample_s else 1
-    samples = []
-    t0 = time.monotonic()
-    while len(samples) < min_samples or time.monotonic() - t0 < max_time_s:
-        samples.append(timed(batch) / batch)
-    samples.sort()
-
-    def pct(q):
-        pos = q * (len(samples) - 1)
-        lo = int(pos)
-        hi = min(lo + 1, len(samples) - 1)
-        return samples[lo] + (samples[hi] - samples[lo]) * (pos - lo)
-
-    return pct(0.5) * 1e6, pct(0.1) * 1e6, pct(0.9) * 1e6, len(samples)
-
-
-def run(out_path, quick):
-    import torch
-    if not torch.cuda.is_available():
-        print("torch_memory.py: no CUDA device for torch", file=sys.stderr)
-        sys.exit(77)
-    name = "quick" if quick else "llm"
-    device = torch.cuda.get_device_name(0)
-    columns = ["bench", "point", "torch_op", "dtype", "time_us_median", "time_us_p10", "time_us_p90", "samples",
-               "device", "torch_version"]
-    with open(out_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        for key, kernel, dtype, shape in torch_points(name):
-            try:
-                op, launch = make_case(torch, kernel, dtype, shape)
-                med, p10, p90, n = time_launches(torch, launch, 0.2 if quick else 1.0)
-            except torch.cuda.OutOfMemoryError:
-                print("skip %s: out of device memory" % key, file=sys.stderr)
-                torch.cuda.empty_cache()
-                continue
-            w.writerow({"bench": "memory", "point": key, "torch_op": op, "dtype": dtype, "time_us_median": "%.7g" % med,
-                        "time_us_p10": "%.7g" % p10, "time_us_p90": "%.7g" % p90, "samples": n, "device": device,
-                        "torch_version": torch.__version__})
-            f.flush()
-            del launch
+def measure(torch, timer, key, dev="cuda"):
+    kernel, dtype, shape = key
+    op, launch = "", None
+    try:
+        op, launch = make_case(torch, kernel, dtype, shape, dev)
+        return {"torch_op": op, "status": "ok", "detail": "", **timer.measure(launch, "hot")}
+    except (RuntimeError, TypeError, AttributeError, NotImplementedError) as e:  # out of memory, an op this torch lacks
+        oom = "out of memory" in str(e).lower()
+        detail = "out of device memory" if oom else str(e).strip().splitlines()[0][:200] if str(e).strip() else repr(e)
+        return {"torch_op": op, "status": "skipped", "detail": detail}
+    finally:
+        del launch
+        if dev == "cuda":
+            torch.cuda.synchronize()
             torch.cuda.empty_cache()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", help="CSV to write")
-    ap.add_argument("--quick", action="store_true", help="set quick instead of llm")
+def default_rows(name):
+    return [{"bench": "memory", "point": key, "status": "ok"} for key, *_ in torch_points(name)]
+
+
+def run(a):
+    budget = Budget(a.time_budget)  # the import and CUDA's start count
+    import torch  # noqa: PLC0415
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("torch_memory.py: no CUDA device for torch", file=sys.stderr)
+        return 77
+    rows = ok_rows(a.points_from, "memory") if a.points_from else default_rows("quick" if a.quick else "llm")
+    timer = Timer(torch, a.quick, a.device, a.max_time_per_point if a.max_time_per_point is not None
+                  else 0.2 if a.quick else 1.0)
+    device = torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu"
+    out = RowWriter(a.out, ["kernel", "dtype", "device", "torch_version"])
+
+    def write(r, result):
+        parsed = parse_point(r["point"])
+        out.write({"bench": "memory", "point": r["point"], "kernel": parsed[1] if parsed else "",
+                   "dtype": parsed[2] if parsed else "", "device": device, "torch_version": torch.__version__,
+                   **result})
+
+    try:
+        measured, spent = run_jobs(plan_jobs(rows), lambda key: measure(torch, timer, key, a.device), write, budget)
+    finally:
+        out.close()
+    write_sidecar(a.out, "memory", torch, {"max_time_per_point_s": timer.max_time_s})
+    print(f"torch_memory: {out.rows} rows, {measured} points measured, {spent} skipped ({BUDGET_SPENT}) -> {a.out}")
+    return 0
+
+
+def main(argv=None):
+    ap = base_args(__doc__.split("\n")[0], out_required=False)
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                    help="cpu: a smoke run of the plumbing without a GPU (host clock; ops the CPU lacks are skipped)")
     ap.add_argument("--list-points", metavar="SET")
     ap.add_argument("--check-points", metavar="SET")
     ap.add_argument("--bench", help="bench_memory binary for --check-points")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.list_points:
         for key, *_ in torch_points(a.list_points):
             print(key)
@@ -292,10 +363,11 @@ def main():
             ap.error("--check-points needs --bench")
         check_points(a.check_points, a.bench)
     elif a.out:
-        run(a.out, a.quick)
+        return run(a)
     else:
         ap.error("give --out FILE.csv (or --list-points / --check-points)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

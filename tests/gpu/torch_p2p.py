@@ -32,7 +32,7 @@ def main(argv=None):
 
     rows = ok_rows(a.points_from, "p2p") if a.points_from else default_rows()
     rows = [r for r in rows if r.get("pattern") == "copy" and r.get("direction") in ("d2d", "h2d", "d2h")]
-    timer, budget = Timer(torch, a.quick), Budget(a.time_budget)
+    timer, budget = Timer(torch, a.quick, max_time_s=a.max_time_per_point), Budget(a.time_budget)
     out = RowWriter(a.out, ["direction", "memory", "size_bytes", "regime", "bandwidth_gbps"])
     done = {}
     for r in rows:

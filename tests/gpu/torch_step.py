@@ -466,7 +466,7 @@ def main(argv=None):
             raise StepError(f"PyTorch is not importable here ({e})") from None
         if not torch.cuda.is_available():
             raise StepError("torch sees no CUDA device")
-        timer, budget = Timer(torch, a.quick), Budget(a.time_budget)
+        timer, budget = Timer(torch, a.quick, max_time_s=a.max_time_per_point), Budget(a.time_budget)
         out = RowWriter(a.out, ROW_COLUMNS)
         for r, d, skip_reason in plans:
             row = {"bench": "step", "point": r["point"], "torch_op": "torch eager step",
