@@ -358,7 +358,8 @@ def step_gemm_shapes(ctx, step, budget):
         header = lines[0].split(",")
         keep = ["m", "n", "k", "batch", "dtype", "layout"]
         rows = [",".join(dict(zip(header, l.split(",")))[c] for c in keep) for l in lines[1:]]
-        rows += [f"{s},{s},{s},1,{dtype},TN" for s in SQUARES]
+        have = {tuple(r.split(",")[:3]) for r in rows}  # the llm set may hold them already: one row each
+        rows += [f"{s},{s},{s},1,{dtype},TN" for s in SQUARES if (str(s), str(s), str(s)) not in have]
         with open(os.path.join(ctx.work, f"gemm_shapes_{dtype}.csv"), "w") as f:
             f.write(",".join(keep) + "\n" + "\n".join(rows) + "\n")
     return "ok", time.monotonic() - t0, f"{len(rows)} shapes per dtype"

@@ -40,10 +40,13 @@ REF = GPU_FAST + ["--max-time-per-point", "0.5"]
 GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3")
 
 
-def torch_step(name, part, budget, bench, sources, folder="{out}"):
+def torch_step(name, part, budget, bench, sources, folder="{out}", per_point_s=None):
+    """A PyTorch baseline of the gpucal rows in `sources`; per_point_s: its --max-time-per-point
+    (the sampling time per measurement; default the script's 0.25 s)."""
     return Step(name, part, "torch", budget,
                 ["{python}", f"{{here}}/torch_{bench}.py", "--out", f"{folder}/torch_{bench}.csv", "--points-from",
-                 *[f"{folder}/{s}.csv" for s in sources], "--time-budget", "{time_budget}"],
+                 *[f"{folder}/{s}.csv" for s in sources], "--time-budget", "{time_budget}",
+                 *(["--max-time-per-point", str(per_point_s)] if per_point_s else [])],
                 f"{{here}}/torch_{bench}.py")
 
 
@@ -113,9 +116,9 @@ def suite_step(name, part, budget, suite):
 
 STEPS = [
     # Part 1: the machine, the GPU tests, attention, copies, collectives.
-    Step("facts", 1, "facts", 40, [], ""),
-    Step("ldd", 1, "ldd", 20, [], ""),
-    Step("ctest_gpu", 1, "ctest", 210, [], ""),
+    Step("facts", 1, "facts", 30, [], ""),
+    Step("ldd", 1, "ldd", 10, [], ""),
+    Step("ctest_gpu", 1, "ctest", 205, [], ""),
     Step("attention", 1, "bench", 110,
          ["{bin:bench_attention}", *REF, "--set", "llm", "--impl", "cudnn,flash", "--dtype", "bf16", "--pass",
           "fwd,bwd", "--causal", "0,1", "--out", "{out}/attention.csv"], "{bin:bench_attention}"),
@@ -125,24 +128,31 @@ STEPS = [
           "d2d,h2d,d2h", "--memory", "pinned", "--sizes", "4K,1M,16M,256M,1G", "--out", "{out}/p2p_copy.csv"],
          "{bin:bench_p2p}"),
     torch_step("torch_p2p", 1, 25, "p2p", ["p2p_copy"]),
-    Step("collectives", 1, "bench", 25,
+    # In and out of place: torch.distributed's all_reduce, broadcast and reduce work in place
+    # only, so they are compared on the in-place rows (torch_collectives.py says so per row).
+    Step("collectives", 1, "bench", 40,
          ["{bin:bench_collectives}", *GPU_FAST, "--max-time-per-point", "0.2", "--collective",
-          "allreduce,allgather,reduce_scatter,broadcast", "--sizes", "8:1G:x16", "--out", "{out}/collectives.csv"],
+          "allreduce,allgather,reduce_scatter,broadcast", "--in-place", "0,1", "--sizes", "8:1G:x16", "--out",
+          "{out}/collectives.csv"],
          "{bin:bench_collectives}"),
-    torch_step("torch_collectives", 1, 25, "collectives", ["collectives"]),
+    torch_step("torch_collectives", 1, 35, "collectives", ["collectives"], per_point_s=0.1),
     # Part 2: GEMM on the llm set plus 4096^3 and 8192^3, heuristic and autotuned; memory.
-    Step("facts", 2, "facts", 40, [], ""),
-    Step("ldd", 2, "ldd", 20, [], ""),
+    Step("facts", 2, "facts", 30, [], ""),
+    Step("ldd", 2, "ldd", 10, [], ""),
     Step("gemm_shapes", 2, "gemm_shapes", 10, [], "{bin:bench_gemm}"),
     gemm_step("bf16", 75),
     gemm_step("fp16", 60),
     gemm_step("fp8_e4m3", 60),
-    gemm_step("bf16", 110, autotune=True),
-    torch_step("torch_gemm", 2, 75, "gemm", [f"gemm_{d}" for d in GEMM_DTYPES] + ["gemm_bf16_autotune"]),
-    Step("memory", 2, "bench", 60, ["{bin:bench_memory}", "--backend", "cuda", "--quiet", "--out", "{out}/memory.csv"],
-         "{bin:bench_memory}"),
-    Step("torch_memory", 2, "torch", 30, ["{python}", "{here}/torch_memory.py", "--out", "{out}/torch_memory.csv"],
-         "{here}/torch_memory.py"),
+    gemm_step("bf16", 100, autotune=True),
+    # Squares first, the other shapes round-robin over the dtypes; ~35 s at 0.1 s per shape on an
+    # H100 (216 shapes, >= 10 cold samples each: an estimate, not a measurement).
+    torch_step("torch_gemm", 2, 75, "gemm", [f"gemm_{d}" for d in GEMM_DTYPES] + ["gemm_bf16_autotune"],
+               per_point_s=0.1),
+    # The llm set (306 points with a PyTorch counterpart, 309 with fma_chain), ~45 s each side.
+    Step("memory", 2, "bench", 60,
+         ["{bin:bench_memory}", "--backend", "cuda", "--quiet", "--warmup-time", "0.02", "--max-time-per-point", "0.1",
+          "--set", "llm", "--impl", "gpucal", "--out", "{out}/memory.csv"], "{bin:bench_memory}"),
+    torch_step("torch_memory", 2, 60, "memory", ["memory"], per_point_s=0.1),
     # Part 3: issue 12's checks of the harness (see HARNESS_DIR), most needed first.
     Step("facts", 3, "facts", 25, [], ""),
     Step("ldd", 3, "ldd", 10, [], ""),

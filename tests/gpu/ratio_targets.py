@@ -382,7 +382,9 @@ def collectives_floor(folder):
         return result(tid, "not measured", why="no ok one-rank collectives row (collectives.csv)")
     groups = {}
     for r, c in rows:
-        groups.setdefault(c["collective"] + (" graph" if c["graph"] else ""), []).append(r)
+        # Per placement: out of place NCCL copies send to receive even at one rank, in place it
+        # does not, and torch.distributed's all_reduce/broadcast/reduce exist in place only.
+        groups.setdefault(f"{c['collective']} {c['place']}" + (" graph" if c["graph"] else ""), []).append(r)
     parts, details = [], []
     for name, rs in sorted(groups.items()):
         size = min(int(number(r.get("size_bytes")) or size_bytes(parse(COLLECTIVE_KEY, r["point"])["size"])) for r in rs)

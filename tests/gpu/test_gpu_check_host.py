@@ -63,7 +63,7 @@ class CliTest(unittest.TestCase):
             self.assertIn(f"limit {plan.part_limit(part)} s per part", p.stdout)
             self.assertIn(f"= {plan.session_seconds()} s of {plan.SESSION_BUDGET_S} s", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "1", "--only", "ctest_gpu")
-        self.assertIn("1 steps, budgets 210 s", p.stdout)
+        self.assertIn("1 steps, budgets 205 s", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "4", "--only", "step_predict")
         self.assertIn("1 steps, budgets 15 s (the plan's total for the part: 235 s; limit 540 s per part)", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "3")
@@ -168,7 +168,7 @@ class PlanTest(unittest.TestCase):
             steps = plan.steps_of(part)
             names = [s.name for s in steps]
             bench_csvs = {s.name: s.argv[s.argv.index("--out") + 1] for s in steps
-                          if s.kind == "bench" and s.name != "memory"}
+                          if s.kind == "bench"}
             for name, out_csv in bench_csvs.items():
                 torch_steps = [s for s in steps if s.kind == "torch" and out_csv in s.argv]
                 self.assertEqual(len(torch_steps), 1, f"{name}: {out_csv} feeds no baseline")
@@ -176,7 +176,7 @@ class PlanTest(unittest.TestCase):
 
     def test_baselines_stop_themselves_inside_their_budget(self):
         for s in plan.STEPS:
-            if s.kind == "torch" and s.name != "torch_memory":
+            if s.kind == "torch":
                 self.assertIn("{time_budget}", s.argv)
                 self.assertIn("--out", s.argv)
 

@@ -186,8 +186,8 @@ class MetTest(TargetsTestBase):
             self.assertIn("(ours: the ce engine)", t[d]["measured"])
             self.assertIn("sizes counted: ≥ 1 MiB", t[d]["why"])
         floor = t["collectives_latency_floor"]
-        self.assertEqual(floor["measured"], "allreduce 8 B: ours 6 µs, PyTorch 15 µs (ours_vs_torch 2.50); "
-                                            "broadcast 8 B: ours 6 µs, PyTorch 15 µs (ours_vs_torch 2.50)")
+        self.assertEqual(floor["measured"], "allreduce oop 8 B: ours 6 µs, PyTorch 15 µs (ours_vs_torch 2.50); "
+                                            "broadcast oop 8 B: ours 6 µs, PyTorch 15 µs (ours_vs_torch 2.50)")
         self.assertEqual((t["collectives_wrong_zero"]["value"], t["collectives_wrong_zero"]["points"]), (0, 4))
         spread = t["harness_repeat_spread"]
         self.assertAlmostEqual(spread["value"], (1004 - 998) / 1000)
