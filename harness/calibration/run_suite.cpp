@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "calibration_json.h"
+#include "child_process.h"
 #include "export_common.h"
 #include "export_figures.h"
 #include "results_dir.h"
@@ -154,6 +156,7 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   }
   log << "gpucal run: suite " << suite.name << " (" << suite.purpose << ") -> " << o.out_dir << "\n";
   std::vector<BenchOutcome> outcomes;
+  int interrupted = 0;  // the signal that stopped the run
   bool any_failed = false;
   std::string failed_benches;
   for (const BenchInvocation& inv : suite.benches) {
@@ -189,7 +192,10 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
     log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
     const auto started = std::chrono::steady_clock::now();
-    const int status = exit_status(std::system((cmd.str() + " >" + shell_quote(bench_log) + " 2>&1").c_str()));
+    // stdin from /dev/null: the bench's process group is not the terminal's foreground group, and
+    // a launcher that reads stdin (mpirun forwards it to rank 0) would be stopped by SIGTTIN.
+    const ChildResult child = run_shell_command(cmd.str() + " </dev/null >" + shell_quote(bench_log) + " 2>&1");
+    const int status = child.status;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string verdict = status == 0 ? "ok" : "failed (exit " + std::to_string(status) + ", see " + bench_log + ")";
     if (status != 0) {
@@ -200,6 +206,28 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     }
     log << "    " << verdict << " in " << format_seconds(seconds) << "\n";
     outcomes.push_back({inv.bench, cmd.str(), verdict, seconds});
+    if (child.signal_received) {
+      interrupted = child.signal_received;
+      break;
+    }
+  }
+  if (interrupted) {
+    // Passed on to the bench, which kept its whole rows; nothing more is started, and the
+    // folder is not fitted or exported half-measured.
+    const std::string name = interrupted == SIGINT    ? "SIGINT"
+                             : interrupted == SIGTERM ? "SIGTERM"
+                             : interrupted == SIGHUP  ? "SIGHUP"
+                                                      : "signal " + std::to_string(interrupted);
+    log << "  stopped by " << name << ": the remaining benches, the fit and the exports were not run; rows measured "
+        << "so far are in " << o.out_dir << "\n";
+    std::ostringstream partial;
+    partial << "# gpucal run: suite `" << suite.name << "` (stopped by " << name << ")\n\n"
+            << "| bench | status | wall time |\n| --- | --- | --- |\n";
+    for (const auto& b : outcomes)
+      partial << "| " << b.bench << " | " << b.status << " | " << format_seconds(b.seconds) << " |\n";
+    partial << "\nStopped by " << name << ": the benches after the last one above, the fit and the exports were not run.\n";
+    write_text_file((fs::path(o.out_dir) / "summary.md").string(), partial.str());
+    return 128 + interrupted;
   }
 
   std::ostringstream summary;

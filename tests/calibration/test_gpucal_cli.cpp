@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <csignal>
+#include <thread>
+#include <chrono>
 #include <fstream>
 #include <regex>
 
@@ -208,6 +211,42 @@ TEST(GpucalCli, OutputsNeverOverwriteTheResultsTheCommandReads) {
   // Its own outputs are fine: the default calibration.json, a new file in the folder.
   EXPECT_EQ(gpucal("fit " + dir + "/r", out, dir), 0) << out;
   EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --json " + dir + "/r/compare.json", out, dir), 0) << out;
+}
+
+// SIGTERM to gpucal run (or SIGINT, which Ctrl-C sends to gpucal's group only: each bench runs
+// in a group of its own) is passed on to the running bench; nothing more is started, and the
+// run ends with 128 + the signal. Before, SIGTERM left the bench running with the folder
+// unlocked, and Ctrl-C stopped one bench at a time.
+TEST(GpucalCli, RunPassesASignalOnToTheBenchAndStops) {
+  for (const char* sig : {"TERM", "INT"}) {
+    const std::string dir = testing::fresh_temp_dir();
+    std::filesystem::create_directories(dir + "/bin");
+    for (const std::string bench : {"gemm", "attention"}) {
+      std::ofstream script(dir + "/bin/bench_" + bench);
+      // The bench is the sleep itself (exec): its pid is the one gpucal must stop.
+      script << "#!/bin/sh\necho $$ > " << dir << "/" << bench << ".pid\nexec sleep 30\n";
+      script.close();
+      std::filesystem::permissions(dir + "/bin/bench_" + bench, std::filesystem::perms::owner_all);
+    }
+    const std::string run = gpucal_bin() + " run --suite smoke --backend host --no-plots --bin-dir " + dir +
+                            "/bin --out " + dir + "/res";
+    const std::string script = "(" + run + " > " + dir + "/log 2>&1 & pid=$!; " + "while [ ! -s " + dir +
+                               "/gemm.pid ]; do sleep 0.05; done; date +%s.%N > " + dir + "/t_kill; kill -" + sig +
+                               " $pid; wait $pid; echo $? > " + dir + "/rc; date +%s.%N > " + dir + "/t_done)";
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0)
+        << "kill at " << testing::read_text(dir + "/t_kill") << "gpucal done at " << testing::read_text(dir + "/t_done")
+        << testing::read_text(dir + "/log");
+    EXPECT_EQ(testing::read_text(dir + "/rc"), std::string(sig) == "TERM" ? "143\n" : "130\n") << sig;
+    const pid_t bench = std::stoi(testing::read_text(dir + "/gemm.pid"));
+    for (int i = 0; i < 100 && ::kill(bench, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_NE(::kill(bench, 0), 0) << sig << ": the bench outlived gpucal";
+    EXPECT_FALSE(std::filesystem::exists(dir + "/attention.pid")) << "a bench started after the signal";
+    EXPECT_NE(testing::read_text(dir + "/log").find(std::string("stopped by SIG") + sig), std::string::npos);
+    EXPECT_NE(testing::read_text(dir + "/res/summary.md").find(std::string("Stopped by SIG") + sig), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/res/calibration.json"));
+  }
 }
 
 // A FIFO given as an input blocked forever in open(); a directory read as the C++ library's
