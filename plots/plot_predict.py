@@ -25,7 +25,11 @@ def bars(doc):
         out = []
         for r in doc["ranked"]:
             l = r["layout"]
-            out.append(("tp%d pp%d dp%d mb%d" % (l["tp"], l["pp"], l["dp"], l["micro_batch"]), r["breakdown"], None))
+            label = "tp%d pp%d dp%d cp%d mb%d gb%d z%d" % (l["tp"], l["pp"], l["dp"], l["cp"], l["micro_batch"],
+                                                           l["global_batch"], l["zero"])
+            if r.get("complete") is False:  # its step lacks the operations it left out (--allow-missing)
+                label += " (incomplete)"
+            out.append((label, r["breakdown"], None))
         return out
     l = doc["layout"]
     return [("tp%d pp%d dp%d cp%d" % (l["tp"], l["pp"], l["dp"], l["cp"]), doc["breakdown"], doc.get("measured_step"))]

@@ -19,6 +19,7 @@
 // all-to-all send buffer), rounded up to what the collective splits evenly.
 #include <map>
 
+#include "harness/model/bounds.h"
 #include "harness/model/workload.h"
 
 namespace gpucal::model::detail {
@@ -83,7 +84,8 @@ void add_comm_ops(Workload& w) {
   const DType d = l.dtype, g = l.grad_dtype;
   const int64_t b = static_cast<int64_t>(dtype_bytes(d)), gb = static_cast<int64_t>(dtype_bytes(g));
   const int64_t mb = f.micro_batches, layers = f.dense_layers + f.moe_layers, tp = l.tp;
-  const int64_t act = f.tokens * m.hidden * b;  // a whole micro-batch's hidden states on this rank
+  // A whole micro-batch's hidden states on this rank.
+  const int64_t act = checked_product({f.tokens, m.hidden, b}, "activation bytes (tokens x hidden x dtype)");
 
   // Tensor parallelism.
   const int64_t mlp_regions = f.dense_layers + (m.shared_experts > 0 ? f.moe_layers : 0);
@@ -109,8 +111,9 @@ void add_comm_ops(Workload& w) {
       comm("logits_tp_allgather_bwd", "allgather", "tp", tp, act, mb, d);
     }
     int64_t sp_params = stage_extra_params(m, l, f).sp_allreduced;
-    for (int64_t i = f.layer_begin; i < f.layer_end; ++i) sp_params += layer_params(m, l, f, i).sp_allreduced;
-    comm("tp_allreduce_sp_grads", "allreduce", "tp", tp, sp_params * gb, 1, g);
+    for (int64_t i = f.layer_begin; i < f.layer_end; ++i)
+      sp_params = checked_add(sp_params, layer_params(m, l, f, i).sp_allreduced, "parameters of the stage");
+    comm("tp_allreduce_sp_grads", "allreduce", "tp", tp, checked_mul(sp_params, gb, "gradient bytes"), 1, g);
   }
   if (logits) comm("xent_tp_allreduce_fwd", "allreduce", "tp", tp, f.tokens * 4, 3 * mb, DType::fp32);
 
@@ -118,11 +121,11 @@ void add_comm_ops(Workload& w) {
   // as many arrive).
   if (f.moe_layers > 0) {
     const int64_t calls = f.moe_layers * mb;
-    const int64_t routed = f.tokens_sp * m.top_k * m.hidden * b;
+    const int64_t routed = checked_product({f.tokens_sp, m.top_k, m.hidden, b}, "routed token bytes");
     for (const char* role : {"ep_alltoall_dispatch_fwd", "ep_alltoall_combine_fwd",
                              "ep_alltoall_dispatch_bwd", "ep_alltoall_combine_bwd"})
       comm(role, "alltoall", "ep", l.ep, routed, calls, d);
-    const int64_t gathered = f.tokens * m.top_k * m.hidden * b;
+    const int64_t gathered = checked_product({f.tokens, m.top_k, m.hidden, b}, "routed token bytes");
     comm("moe_tp_allgather_fwd", "allgather", "tp", tp, gathered, calls, d);
     comm("moe_tp_reducescatter_fwd", "reduce_scatter", "tp", tp, gathered, calls, d);
     comm("moe_tp_reducescatter_bwd", "reduce_scatter", "tp", tp, gathered, calls, d);
@@ -132,14 +135,15 @@ void add_comm_ops(Workload& w) {
   // Context parallelism: the ring passes this rank's K and V chunk (and in backward also
   // their gradients) cp - 1 times per layer.
   if (l.cp > 1) {
-    const int64_t kv_bytes = f.tokens * (m.kv_heads / tp) * (m.head_dim + m.v_dim()) * b;
+    const int64_t kv_bytes =
+        checked_product({f.tokens, m.kv_heads / tp, m.head_dim + m.v_dim(), b, 2}, "K and V bytes") / 2;
     comm("cp_ring_fwd", "ring", "cp", l.cp, kv_bytes, (l.cp - 1) * layers * mb, d);
     comm("cp_ring_bwd", "ring", "cp", l.cp, 2 * kv_bytes, (l.cp - 1) * layers * mb, d);
   }
 
   // Pipeline parallelism: one activation message per micro-batch and direction and neighbour.
   if (l.pp > 1) {
-    const int64_t msg = f.tokens_sp * m.hidden * b;
+    const int64_t msg = checked_product({f.tokens_sp, m.hidden, b}, "activation bytes");
     if (!f.first_stage) {
       comm("pp_recv_fwd", "sendrecv", "pp", 2, msg, mb, d);
       comm("pp_send_bwd", "sendrecv", "pp", 2, msg, mb, d);
@@ -149,7 +153,7 @@ void add_comm_ops(Workload& w) {
       comm("pp_recv_bwd", "sendrecv", "pp", 2, msg, mb, d);
     }
     if (m.tied_embeddings && (f.first_stage || f.last_stage) && m.vocab > 0)
-      comm("embedding_allreduce_grad", "allreduce", "embedding", 2, f.vocab_padded / tp * m.hidden * gb, 1,
+      comm("embedding_allreduce_grad", "allreduce", "embedding", 2, checked_product({f.vocab_padded / tp, m.hidden, gb}, "embedding gradient bytes"), 1,
            g);
   }
 
@@ -166,10 +170,13 @@ void add_comm_ops(Workload& w) {
       const int64_t params = buf.expert ? w.expert_params : w.dense_params;
       for (const auto& [size, count] : buckets(params, f.dp_bucket_params, buf.group)) {
         if (l.zero == 0) {
-          comm(buf.prefix + "_allreduce_grad", "allreduce", grp, buf.group, size * gb, count, g);
+          comm(buf.prefix + "_allreduce_grad", "allreduce", grp, buf.group, checked_mul(size, gb, "gradient bytes"),
+               count, g);
         } else {
-          comm(buf.prefix + "_reducescatter_grad", "reduce_scatter", grp, buf.group, size * gb, count, g);
-          comm(buf.prefix + "_allgather_param", "allgather", grp, buf.group, size * b, count, d);
+          comm(buf.prefix + "_reducescatter_grad", "reduce_scatter", grp, buf.group,
+               checked_mul(size, gb, "gradient bytes"), count, g);
+          comm(buf.prefix + "_allgather_param", "allgather", grp, buf.group, checked_mul(size, b, "parameter bytes"),
+               count, d);
         }
       }
       continue;
@@ -185,9 +192,11 @@ void add_comm_ops(Workload& w) {
       if (params == 0) continue;
       const int64_t padded = ceil_div(params, buf.group) * buf.group;
       const std::string z = buf.expert ? "zero3_expert" : "zero3";
-      comm(z + "_allgather_param_fwd", "allgather", grp, buf.group, padded * b, count * mb, d);
-      comm(z + "_allgather_param_bwd", "allgather", grp, buf.group, padded * b, count * mb, d);
-      comm(z + "_reducescatter_grad", "reduce_scatter", grp, buf.group, padded * gb, count * mb, g);
+      const int64_t param_bytes = checked_mul(padded, b, "parameter bytes");
+      const int64_t grad_bytes = checked_mul(padded, gb, "gradient bytes");
+      comm(z + "_allgather_param_fwd", "allgather", grp, buf.group, param_bytes, count * mb, d);
+      comm(z + "_allgather_param_bwd", "allgather", grp, buf.group, param_bytes, count * mb, d);
+      comm(z + "_reducescatter_grad", "reduce_scatter", grp, buf.group, grad_bytes, count * mb, g);
     }
   }
 }

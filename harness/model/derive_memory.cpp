@@ -4,6 +4,7 @@
 // sequence parallelism for the ops between the tensor-parallel regions), cols the width.
 #include <algorithm>
 
+#include "harness/model/bounds.h"
 #include "harness/model/workload.h"
 
 namespace gpucal::model::detail {
@@ -78,7 +79,8 @@ void add_memory_ops(Workload& w) {
   const int64_t expert_shard = sharded ? ceil_div(w.expert_params, f.expert_dp_group) : w.expert_params;
   add_memory(w, "grad_norm",
              {.kernel = "read",
-              .bytes = (dense_shard + expert_shard) * static_cast<int64_t>(dtype_bytes(l.grad_dtype))},
+              .bytes = checked_mul(checked_add(dense_shard, expert_shard, "parameters of the rank"),
+                                   static_cast<int64_t>(dtype_bytes(l.grad_dtype)), "gradient bytes")},
              1, l.grad_dtype);
   add_memory(w, "optimizer_step", {.kernel = "adamw_step", .params = dense_shard}, 1, DType::fp32);
   if (expert_shard > 0)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "harness/errors.h"
+#include "harness/model/bounds.h"
 
 namespace gpucal::model {
 
@@ -24,8 +25,8 @@ void divides(int64_t value, int64_t by, const std::string& what, const std::stri
 }  // namespace
 
 ModelSpec model_as_run(const ModelSpec& model, const ParallelLayout& l) {
+  check_bounds(l);
   ModelSpec m = scaled(model, l.scale);
-  if (l.layers < 0) throw UsageError("--layers: expected a layer count of at least 1");
   if (l.layers > 0) {
     require(l.layers <= model.layers, "--layers " + str(l.layers) + ": model '" + model.name + "' has " +
                                           str(model.layers) + " layers");
@@ -36,16 +37,7 @@ ModelSpec model_as_run(const ModelSpec& model, const ParallelLayout& l) {
 }
 
 StepFacts derive_facts(const ModelSpec& m, const ParallelLayout& l) {
-  for (auto [flag, v] :
-       std::initializer_list<std::pair<const char*, int64_t>>{{"--tp", l.tp},
-                                                              {"--pp", l.pp},
-                                                              {"--dp", l.dp},
-                                                              {"--cp", l.cp},
-                                                              {"--ep", l.ep},
-                                                              {"--micro-batch", l.micro_batch}})
-    require(v >= 1, std::string(flag) + ": expected at least 1, got " + str(v));
-  require(l.seq >= 0, "--seq: expected a sequence length of at least 1");
-  require(l.global_batch >= 0, "--global-batch: expected at least 1 sequence");
+  check_bounds(l);  // every count at least 1 and within its bound, the world size too
   require(l.zero >= 0 && l.zero <= 3, "--zero: expected 0, 1, 2 or 3 (3 = FSDP), got " + str(l.zero));
   require(l.dp_bucket_params >= -1, "--dp-bucket-params: expected auto, 0 (one bucket) or a parameter count");
   const DType d = l.dtype;
@@ -67,7 +59,7 @@ StepFacts derive_facts(const ModelSpec& m, const ParallelLayout& l) {
   require(f.seq % chunks == 0, "--cp " + str(l.cp) + ": --seq " + str(f.seq) + " is not divisible by " +
                                    str(chunks) +
                                    (chunks != l.cp ? " (2 x cp chunks for a causal model)" : ""));
-  f.tokens = l.micro_batch * f.seq / l.cp;
+  f.tokens = checked_mul(l.micro_batch, f.seq, "tokens per micro-batch (--micro-batch x --seq)") / l.cp;
   if (l.sp) {
     require(l.tp > 1, "--sp: sequence parallelism splits over the tensor group and needs --tp > 1");
     require(f.tokens % l.tp == 0,
@@ -85,16 +77,18 @@ StepFacts derive_facts(const ModelSpec& m, const ParallelLayout& l) {
                                    " with an MoE model needs --sp (Megatron-Core requires sequence "
                                    "parallelism for MoE with tensor parallelism)");
     f.local_experts = m.experts / l.ep;
-    f.tokens_per_expert = (f.tokens * m.top_k * l.ep + m.experts - 1) / m.experts;
+    f.tokens_per_expert =
+        (checked_product({f.tokens, m.top_k, l.ep}, "routed tokens (tokens x top_k x ep)") + m.experts - 1) /
+        m.experts;
   } else {
     require(l.ep == 1, "--ep " + str(l.ep) + ": model '" + m.name + "' has no experts");
   }
 
-  f.global_batch = l.global_batch > 0 ? l.global_batch : l.micro_batch * l.dp;
-  require(f.global_batch % (l.micro_batch * l.dp) == 0, "--global-batch " + str(f.global_batch) +
-                                                            " is not a multiple of micro-batch x dp (" +
-                                                            str(l.micro_batch * l.dp) + ")");
-  f.micro_batches = f.global_batch / (l.micro_batch * l.dp);
+  const int64_t per_step = l.micro_batch * l.dp;  // both at most 2^20
+  f.global_batch = l.global_batch > 0 ? l.global_batch : per_step;
+  require(f.global_batch % per_step == 0, "--global-batch " + str(f.global_batch) +
+                                              " is not a multiple of micro-batch x dp (" + str(per_step) + ")");
+  f.micro_batches = f.global_batch / per_step;
 
   // Pipeline stages: the layers split as evenly as they go, earlier stages taking the extra.
   f.layers_total = m.layers;
@@ -106,6 +100,8 @@ StepFacts derive_facts(const ModelSpec& m, const ParallelLayout& l) {
   f.layer_end = f.layer_begin + base + (f.stage < extra ? 1 : 0);
   for (int64_t i = f.layer_begin; i < f.layer_end; ++i)
     (m.is_moe_layer(i) ? f.moe_layers : f.dense_layers) += 1;
+  // Every op's calls per step is at most (layers + 1) x micro-batches x cp x 4 (derive_*.cpp).
+  checked_product({m.layers + 1, f.micro_batches, l.cp, 4}, "calls per step (layers x micro-batches x cp)");
   f.first_stage = f.stage == 0;
   f.last_stage = f.stage == l.pp - 1;
 

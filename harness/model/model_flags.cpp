@@ -4,6 +4,7 @@
 
 #include "harness/errors.h"
 #include "harness/flag_checks.h"
+#include "harness/model/bounds.h"
 #include "harness/model/model_options.h"
 #include "harness/sweep.h"
 
@@ -13,14 +14,22 @@ namespace {
 std::string option_value(const CLI::Option* o) {
   return o && o->count() > 0 ? o->as<std::string>() : "";
 }
+
+// An explicit empty value is refused rather than read as "not given" (the default).
+CLI::Validator non_empty() {
+  return CLI::Validator([](std::string& text) { return text.empty() ? std::string("expected a value, got ''") : ""; },
+                        "TEXT");
+}
 }  // namespace
 
 void ModelFlags::add(CLI::App& app, const std::string& what) {
   ParallelLayout& l = layout;
   model_opt = app.add_option("--model", model,
                              what + "one training step of this model on one rank: gpt3-175b, llama3-8b, "
-                                    "llama3-70b, llama3-405b, mixtral-8x7b, deepseek-v3, vit-era5");
-  config_opt = app.add_option("--model-config", model_config, what + "like --model, a model described in a JSON file");
+                                    "llama3-70b, llama3-405b, mixtral-8x7b, deepseek-v3, vit-era5")
+                  ->check(non_empty());
+  config_opt = app.add_option("--model-config", model_config, what + "like --model, a model described in a JSON file")
+                   ->check(non_empty());
   model_opt->excludes(config_opt);
   auto layout_opt = [&](CLI::Option* o) {
     layout_opts.push_back(o);
@@ -34,10 +43,12 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
   layout_opt(app.add_flag("--sp", sp, what + "sequence parallelism over the tensor-parallel group"));
   layout_opt(app.add_option("--micro-batch", l.micro_batch, what + "sequences per micro-batch")->capture_default_str());
   layout_opt(app.add_option("--global-batch", l.global_batch,
-                            what + "sequences per step (default: micro-batch x dp, one micro-batch)"));
+                            what + "sequences per step (default: micro-batch x dp, one micro-batch)")
+                 ->check(number_check<int64_t>({.min = 1, .max = limits::kGlobalBatch})));
   layout_opt(app.add_option("--grad-dtype", grad_dtype,
                             what + "gradient reduction type; auto: fp32 for bf16 (Megatron), else --dtype")
-                 ->capture_default_str());
+                 ->capture_default_str()
+                 ->check(non_empty()));
   layout_opt(app.add_option("--zero", l.zero, what + "0 (DDP), 1, 2 (distributed optimizer), 3 (FSDP)")
                  ->capture_default_str());
   layout_opt(app.add_option("--dp-bucket-params", dp_bucket,
@@ -48,7 +59,7 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
                  ->capture_default_str());
   // 0 in the layout means "all layers"; on the command line a count must be given.
   layout_opt(app.add_option("--layers", l.layers, what + "only the first N layers (a layer subset)")
-                 ->check(number_check<int64_t>({.min = 1})));
+                 ->check(number_check<int64_t>({.min = 1, .max = limits::kLayers})));
   layout_opt(app.add_option("--scale", l.scale,
                             what + "divide every width (hidden, head dim, FFN, vocabulary, MLA ranks) by N; heads, "
                                    "experts, layers, sequence and batch kept")
@@ -72,12 +83,16 @@ ModelSpec ModelFlags::spec() const {
 
 ParallelLayout ModelFlags::resolved_layout(const std::string& backend_name) const {
   ParallelLayout l = layout;
-  const std::string seq_text = option_value(seq_opt);
-  if (!seq_text.empty()) {
+  // Not given: 0, the model's own sequence length; given, it must be a length (0 is refused).
+  if (seq_opt && seq_opt->count() > 0) {
+    const std::string seq_text = option_value(seq_opt);
     if (seq_text.find_first_of(",:") != std::string::npos)
       throw UsageError("--seq with --model takes one sequence length, got '" + seq_text + "'");
     l.seq = parse_size(seq_text, "seq");
+    if (l.seq < 1) throw UsageError("--seq: expected a sequence length of at least 1, got '" + seq_text + "'");
   }
+  if (dtype_opt && dtype_opt->count() > 0 && option_value(dtype_opt).empty())
+    throw UsageError("--dtype with --model: expected bf16, fp16, fp32 or auto, got ''");
   l.sp = sp;
   l.dtype = resolve_model_dtype(option_value(dtype_opt), backend_name);
   l.grad_dtype = resolve_grad_dtype(grad_dtype, l.dtype);

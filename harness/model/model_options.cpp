@@ -50,7 +50,8 @@ DType resolve_model_dtype(const std::string& text, const std::string& backend_na
 }
 
 DType resolve_grad_dtype(const std::string& text, DType dtype) {
-  if (text.empty() || text == "auto") return dtype == DType::bf16 ? DType::fp32 : dtype;
+  if (text.empty()) throw UsageError("--grad-dtype: expected fp32, bf16, fp16 or auto, got ''");
+  if (text == "auto") return dtype == DType::bf16 ? DType::fp32 : dtype;
   return parse_dtype(text);
 }
 

@@ -6,6 +6,7 @@
 
 #include "harness/errors.h"
 #include "harness/file_io.h"
+#include "harness/model/bounds.h"
 
 namespace gpucal::model {
 
@@ -33,6 +34,7 @@ void validate(const ModelSpec& m) {
   positive(m, "kv_heads", m.kv_heads);
   positive(m, "head_dim", m.head_dim);
   positive(m, "seq", m.seq);
+  check_bounds(m);
   for (auto [field, v] :
        std::initializer_list<std::pair<const char*, int64_t>>{{"v_head_dim", m.v_head_dim},
                                                               {"ffn", m.ffn},

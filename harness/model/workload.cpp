@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "bench_attention/attention_flops.h"
+#include "harness/model/bounds.h"
 #include "harness/row.h"
 
 namespace gpucal::model {
@@ -100,10 +101,11 @@ Workload derive_workload(const ModelSpec& model, const ParallelLayout& layout) {
   const StepFacts& f = w.facts;
   for (int64_t i = f.layer_begin; i < f.layer_end; ++i) {
     const detail::LayerParams p = detail::layer_params(w.model, layout, f, i);
-    w.dense_params += p.dense;
-    w.expert_params += p.expert;
+    w.dense_params = checked_add(w.dense_params, p.dense, "parameters of the stage");
+    w.expert_params = checked_add(w.expert_params, p.expert, "expert parameters of the stage");
   }
-  w.dense_params += detail::stage_extra_params(w.model, layout, f).dense;
+  w.dense_params =
+      checked_add(w.dense_params, detail::stage_extra_params(w.model, layout, f).dense, "parameters of the stage");
   detail::add_compute_ops(w);
   detail::add_memory_ops(w);
   detail::add_comm_ops(w);

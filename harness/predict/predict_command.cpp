@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -10,8 +11,11 @@
 #include "harness/calibration/output_guard.h"
 #include "harness/errors.h"
 #include "harness/file_io.h"
-#include "harness/flag_checks.h"
 #include <filesystem>
+#include <set>
+
+#include "harness/flag_checks.h"
+#include "harness/model/bounds.h"
 #include "harness/sweep.h"
 
 namespace gpucal::predict {
@@ -22,14 +26,17 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "predict", "predict one training step's time from a results folder: per-op costs, communication model, "
                  "overlap, pipeline bubble, tokens/s, MFU");
+  app_ = cmd;
   cmd->add_option("RESULTS_DIR", results_dir, "results folder (bench CSVs; calibration.json when present)")->required();
   flags.add(*cmd, "");
   cmd->add_option("--overlap", overlap, "communication hidden under compute: none, tp, dp or tp,dp")
       ->capture_default_str();
   cmd->add_option("--schedule", options.schedule.name, "pipeline schedule: 1f1b or interleaved")
       ->capture_default_str();
-  add_number(*cmd, "--virtual-stages", options.schedule.virtual_stages,
-             "interleaved: model chunks per pipeline rank (v)", {.min = 1, .max = 1 << 20});
+  virtual_stages_opt_ = add_number(*cmd, "--virtual-stages", options.schedule.virtual_stages,
+                                   "interleaved: model chunks per pipeline rank (v, at least 2); only with "
+                                   "--schedule interleaved",
+                                   {.min = 1, .max = 1 << 20});
   add_number(*cmd, "--ranks-per-node", options.cost.ranks_per_node,
              "ranks per node, to place the layout's groups on nodes for the communication model",
              {.min = 1, .max = 1 << 20})
@@ -37,10 +44,16 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   add_number(*cmd, "--peak-tflops", options.peak_tflops,
              "peak for MFU (default: the calibration's compute.gemm.<dtype>.peak_tflops)",
              {.min = 0, .min_exclusive = true});
-  cmd->add_option("--out", out_path, "predict.json path (default RESULTS_DIR/predict.json)");
+  cmd->add_option("--out", out_path, "predict.json path (default RESULTS_DIR/predict.json)")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? std::string("expected a path, got ''") : ""; }, "PATH"));
   cmd->add_flag("--allow-missing", options.allow_missing,
                 "leave out (and list) operations nothing measures or models instead of failing");
-  cmd->add_option("--sweep", sweep, "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination)")->expected(1, -1);
+  cmd->add_option("--sweep", sweep,
+                  "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination; keys tp, pp, dp, cp, ep, micro-batch, "
+                  "global-batch, zero, each once, not also given as a flag); layouts that leave operations out "
+                  "(--allow-missing) rank after every complete one")
+      ->expected(1, -1);
   cmd->add_flag("--quiet", quiet, "no per-op table");
   cmd->add_flag("--measure-step", measure_step,
                 "compare with the step bench_step measured (RESULTS_DIR/step.csv, same model and layout): "
@@ -48,17 +61,37 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   return cmd;
 }
 
+std::string sweep_key(const std::string& item) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 >= item.size())
+    throw UsageError("--sweep: expected KEY=V1,V2,..., got '" + item + "'");
+  std::string key = item.substr(0, eq);
+  std::replace(key.begin(), key.end(), '_', '-');
+  static const std::set<std::string> keys{"tp", "pp", "dp", "cp", "ep", "micro-batch", "global-batch", "zero"};
+  if (!keys.count(key))
+    throw UsageError("--sweep: unknown key '" + item.substr(0, eq) +
+                     "' (tp, pp, dp, cp, ep, micro-batch, global-batch, zero)");
+  return key;
+}
+
 std::vector<model::ParallelLayout> sweep_layouts(const model::ParallelLayout& base,
                                                  const std::vector<std::string>& items) {
   std::vector<model::ParallelLayout> out{base};
+  std::set<std::string> seen;
   for (const auto& item : items) {
-    const auto eq = item.find('=');
-    const std::string key = item.substr(0, eq);
-    if (eq == std::string::npos || eq + 1 >= item.size())
-      throw UsageError("--sweep: expected KEY=V1,V2,..., got '" + item + "'");
+    const std::string key = sweep_key(item);
+    if (!seen.insert(key).second) throw UsageError("--sweep: key '" + key + "' given twice; list its values once");
     std::vector<int64_t> values;
-    std::stringstream s(item.substr(eq + 1));
-    for (std::string v; std::getline(s, v, ',');) values.push_back(parse_size(v, "sweep " + key));
+    std::stringstream s(item.substr(item.find('=') + 1));
+    for (std::string v; std::getline(s, v, ',');) {
+      const int64_t value = parse_size(v, "sweep " + key);
+      if (key == "zero" ? value > 3 : value < 1)
+        throw UsageError("--sweep " + key + "=" + v + ": expected " +
+                         (key == "zero" ? std::string("0, 1, 2 or 3") : std::string("at least 1")));
+      if (std::find(values.begin(), values.end(), value) != values.end())
+        throw UsageError("--sweep " + item + ": " + v + " is listed twice");
+      values.push_back(value);
+    }
     std::vector<model::ParallelLayout> next;
     for (const auto& l : out)
       for (int64_t v : values) {
@@ -68,12 +101,10 @@ std::vector<model::ParallelLayout> sweep_layouts(const model::ParallelLayout& ba
         else if (key == "dp") c.dp = v;
         else if (key == "cp") c.cp = v;
         else if (key == "ep") c.ep = v;
-        else if (key == "micro-batch" || key == "micro_batch") c.micro_batch = v;
-        else if (key == "global-batch" || key == "global_batch") c.global_batch = v;
-        else if (key == "zero") c.zero = static_cast<int>(v);
-        else
-          throw UsageError("--sweep: unknown key '" + key +
-                           "' (tp, pp, dp, cp, ep, micro-batch, global-batch, zero)");
+        else if (key == "micro-batch") c.micro_batch = v;
+        else if (key == "global-batch") c.global_batch = v;
+        else c.zero = static_cast<int>(v);
+        model::check_bounds(c);  // a value out of its range is a usage error, not a skipped layout
         next.push_back(c);
       }
     out = std::move(next);
@@ -183,6 +214,10 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
   }
 }
 
+std::string r_pad(const std::string& text, std::size_t width) {
+  return text.size() < width ? text + std::string(width - text.size(), ' ') : text;
+}
+
 std::string backend_of(const calibration::ResultsDir& r) {
   for (const auto& [name, b] : r.benches)
     if (!b.ok_rows.empty() && b.table.has_column("backend")) return b.table.get_string(b.ok_rows.front(), "backend");
@@ -191,75 +226,39 @@ std::string backend_of(const calibration::ResultsDir& r) {
 
 }  // namespace
 
+void PredictCommand::check_flag_combinations() const {
+  if (virtual_stages_opt_ && virtual_stages_opt_->count() > 0 && options.schedule.name != "interleaved")
+    throw UsageError("--virtual-stages needs --schedule interleaved (1f1b has one model chunk per rank)");
+  for (const auto& item : sweep) {
+    const std::string key = sweep_key(item);
+    const CLI::Option* flag = app_ ? app_->get_option_no_throw("--" + key) : nullptr;
+    if (flag && flag->count() > 0)
+      throw UsageError("--sweep " + item + ": --" + key + " is given too; sweep the key or set the flag, not both");
+  }
+}
+
 int PredictCommand::run() {
   try {
     if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
+    check_flag_combinations();
     options.overlap = parse_overlap(overlap);
     calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
     const std::string cal_path = results_dir + "/calibration.json";
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
-                                           : calibration::build_calibration(results);
+                                                       : calibration::build_calibration(results);
     const OpCoster coster(results, cal, options.cost);
     const std::string backend = backend_of(results);
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
-    if (sweep.empty()) {
-      const model::Workload w = flags.derive(backend);
-      Prediction p = predict_step(coster, cal, w, options);
-      const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
-      if (measure_step && !compared)
-        throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +
-                           "/step.csv (run bench_step with the same flags --out " + results_dir + "/step.csv)");
-      print_table(p, w, !quiet);
-      calibration::write_json_file(p.document, out);
-      std::cout << "wrote " << out << "\n";
-      return 0;
-    }
-    const model::ModelSpec spec = flags.spec();
-    struct Ranked {
-      model::ParallelLayout layout;
-      double step_s, tokens_per_s, mfu;
-      json figures;
-    };
-    std::vector<Ranked> ranked;
-    json skipped = json::array();
-    for (const auto& l : sweep_layouts(flags.resolved_layout(backend), sweep)) {
-      const std::string name = "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" +
-                               std::to_string(l.dp) + " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) +
-                               " micro_batch=" + std::to_string(l.micro_batch);
-      try {
-        const model::Workload w = model::derive_workload(spec, l);
-        const Prediction p = predict_step(coster, cal, w, options);
-        ranked.push_back({l, p.breakdown.step_s, p.breakdown.tokens_per_s, p.breakdown.mfu, p.document["breakdown"]});
-      } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
-        skipped.push_back({{"layout", name}, {"reason", e.what()}});
-      }
-    }
-    std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.step_s < b.step_s; });
-    json doc{{"schema_version", 1}, {"model", model::to_json(model::model_as_run(spec, flags.resolved_layout(backend)))},
-             {"sweep", sweep}, {"policy", {{"overlap", to_string(options.overlap)},
-                                                                  {"schedule", options.schedule.name}}}};
-    json rows = json::array();
-    std::cout << "rank  layout                                        step time    tokens/s      MFU   provenance\n";
-    int rank = 0;
-    for (const auto& r : ranked) {
-      const auto& l = r.layout;
-      char line[200];
-      std::snprintf(line, sizeof line, "%4d  tp=%-3lld pp=%-3lld dp=%-3lld cp=%-2lld ep=%-2lld mb=%-4lld %s %11.1f %7s   %s\n",
-                    ++rank, static_cast<long long>(l.tp), static_cast<long long>(l.pp), static_cast<long long>(l.dp),
-                    static_cast<long long>(l.cp), static_cast<long long>(l.ep), static_cast<long long>(l.micro_batch),
-                    ms(r.step_s).c_str(), r.tokens_per_s,
-                    r.mfu >= 0 ? percent(r.mfu).c_str() : "n/a",
-                    r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>().c_str());
-      std::cout << line;
-      rows.push_back({{"rank", rank}, {"layout", to_json(l)}, {"breakdown", r.figures}});
-    }
-    for (const auto& s : skipped)
-      std::cout << "  skipped " << s["layout"].get<std::string>() << ": " << s["reason"].get<std::string>() << "\n";
-    doc["ranked"] = rows;
-    doc["skipped"] = skipped;
-    if (ranked.empty()) throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");
-    calibration::write_json_file(doc, out);
+    if (!sweep.empty()) return run_sweep(cal, coster, backend, out);
+    const model::Workload w = flags.derive(backend);
+    Prediction p = predict_step(coster, cal, w, options);
+    const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
+    if (measure_step && !compared)
+      throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +
+                         "/step.csv (run bench_step with the same flags --out " + results_dir + "/step.csv)");
+    print_table(p, w, !quiet);
+    calibration::write_json_file(p.document, out);
     std::cout << "wrote " << out << "\n";
     return 0;
   } catch (const PredictError& e) {  // the inputs are well formed but do not cover the step
@@ -272,6 +271,84 @@ int PredictCommand::run() {
     std::cerr << "gpucal: error: predict: " << e.what() << "\n";
     return 2;
   }
+}
+
+// Every layout of the sweep predicted and ranked by step time: complete layouts first, then
+// those that left operations out (--allow-missing), whose step time lacks those operations and
+// so is not comparable with a complete one; each lists what it left out.
+int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std::string& backend,
+                              const std::string& out) {
+  const model::ModelSpec spec = flags.spec();
+  const model::ParallelLayout base = flags.resolved_layout(backend);
+  struct Ranked {
+    model::ParallelLayout layout;  // seq and global_batch resolved
+    std::string label;
+    Breakdown breakdown;
+    json figures, facts;
+    std::vector<std::string> missing;
+  };
+  auto label = [](const model::ParallelLayout& l) {
+    return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
+           " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) + " mb=" + std::to_string(l.micro_batch) +
+           " gb=" + (l.global_batch > 0 ? std::to_string(l.global_batch) : std::string("auto")) +
+           " zero=" + std::to_string(l.zero);
+  };
+  std::vector<Ranked> ranked;
+  json skipped = json::array();
+  for (const auto& l : sweep_layouts(base, sweep)) {
+    try {
+      const model::Workload w = model::derive_workload(spec, l);
+      const Prediction p = predict_step(coster, cal, w, options);
+      model::ParallelLayout resolved = l;
+      resolved.seq = w.facts.seq;
+      resolved.global_batch = w.facts.global_batch;
+      ranked.push_back({resolved, label(resolved), p.breakdown, p.document["breakdown"], model::to_json(w.facts),
+                        p.missing});
+    } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
+      skipped.push_back({{"layout", label(l)}, {"reason", e.what()}});
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.missing.empty() != b.missing.empty()) return a.missing.empty();
+    return a.breakdown.step_s < b.breakdown.step_s;
+  });
+  json doc{{"schema_version", 1},
+           {"model", model::to_json(model::model_as_run(spec, base))},
+           {"sweep", sweep},
+           {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
+  json rows = json::array();
+  std::size_t width = 6;
+  for (const auto& r : ranked) width = std::max(width, r.label.size());
+  std::cout << "rank  " << r_pad("layout", width) << "   step time    tokens/s      MFU   provenance\n";
+  int rank = 0;
+  for (const auto& r : ranked) {
+    const bool complete = r.missing.empty();
+    char line[120];
+    std::snprintf(line, sizeof line, " %s %11.1f %7s   ", ms(r.breakdown.step_s).c_str(), r.breakdown.tokens_per_s,
+                  r.breakdown.mfu >= 0 ? percent(r.breakdown.mfu).c_str() : "n/a");
+    std::cout << std::setw(4) << ++rank << (complete ? "  " : "* ") << r_pad(r.label, width) << line
+              << (r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>())
+              << (complete ? "" : "; incomplete: " + std::to_string(r.missing.size()) + " op(s) left out") << "\n";
+    for (const auto& m : r.missing) std::cout << "        left out: " << m << "\n";
+    rows.push_back({{"rank", rank},
+                    {"layout", to_json(r.layout)},
+                    {"facts", r.facts},
+                    {"complete", complete},
+                    {"missing", r.missing},
+                    {"breakdown", r.figures}});
+  }
+  if (std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.missing.empty(); }))
+    std::cout << "  * incomplete (--allow-missing): its step time lacks the operations left out; ranked after "
+                 "every complete layout\n";
+  for (const auto& s : skipped)
+    std::cout << "  skipped " << s["layout"].get<std::string>() << ": " << s["reason"].get<std::string>() << "\n";
+  doc["ranked"] = rows;
+  doc["skipped"] = skipped;
+  if (ranked.empty())
+    throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");
+  calibration::write_json_file(doc, out);
+  std::cout << "wrote " << out << "\n";
+  return 0;
 }
 
 }  // namespace gpucal::predict

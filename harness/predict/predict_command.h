@@ -26,10 +26,21 @@ struct PredictCommand {
   CLI::App* add_to(CLI::App& app);
   // Exit status: 0, 1 (a prediction could not be made: one line on stderr), 2 (usage).
   int run();
+
+ private:
+  int run_sweep(const nlohmann::json& cal, const OpCoster& coster, const std::string& backend,
+                const std::string& out);
+  void check_flag_combinations() const;  // UsageError: flags given that would be ignored
+  CLI::App* app_ = nullptr;
+  CLI::Option* virtual_stages_opt_ = nullptr;
 };
 
+// The flag name of a --sweep item's key ("micro_batch=1,2" -> "micro-batch"); UsageError for
+// a malformed item or an unknown key.
+std::string sweep_key(const std::string& item);
 // "tp=1,2,4" items -> every combination applied to `base` (keys tp, pp, dp, cp, ep,
-// micro-batch, global-batch, zero); UsageError for an unknown key or a bad value.
+// micro-batch, global-batch, zero); UsageError for an unknown key, a key given twice, a value
+// listed twice, or a value out of its range (model::check_bounds).
 std::vector<model::ParallelLayout> sweep_layouts(const model::ParallelLayout& base,
                                                  const std::vector<std::string>& items);
 

@@ -7,7 +7,9 @@ communication model), then checks predict.json against the CSVs by its own arith
     time x calls_per_step, and tokens/s = global_batch x seq / step;
   - at TP = 2 (shapes not measured) GEMMs come from the calibration tables (interpolated or
     extrapolated, never measured) and the TP messages from the communication model;
-  - --sweep ranks layouts by step time; a layout nothing can cost is an error (exit 1, one line).
+  - --sweep ranks layouts by step time, complete ones before those that left operations out
+    (--allow-missing, each listing them); a layout nothing can cost is an error (exit 1, one line);
+  - flags that would be ignored, empty or zero values, values out of bounds: exit 2, one line.
 usage: check_predict.py --bin-dir DIR --gpucal PATH --work DIR [--mpirun CMD]"""
 import argparse
 import csv
@@ -94,6 +96,69 @@ def main():
         sys.exit(f"FAIL: predicted {m['predicted_s']} / measured is not the ops' sum {total}")
     print(f"ok: --measure-step predicted / measured = {m['predicted_over_measured']:.3f} (tiny model, loaded host)")
 
+    # Flags that would be ignored or read as the default, and values out of their bounds: one
+    # line, exit 2 (once: a negative step time, the model's own seq, the default --out ...).
+    bad = {
+        ("--micro-batch", "9223372036854775807"): "--micro-batch: expected at most 1048576",
+        ("--dp", "4611686018427387904"): "--dp: expected at most 1048576",
+        ("--seq", "0"): "--seq: expected a sequence length of at least 1",
+        ("--global-batch", "0"): "--global-batch: expected an integer from 1",
+        ("--dtype", ""): "--dtype with --model: expected bf16, fp16, fp32 or auto, got ''",
+        ("--grad-dtype", ""): "--grad-dtype: expected a value, got ''",
+        ("--out", ""): "--out: expected a path, got ''",
+        ("--virtual-stages", "2"): "--virtual-stages needs --schedule interleaved",
+        ("--tp", "2", "--sweep", "tp=1,2"): "--sweep tp=1,2: --tp is given too",
+        ("--sweep", "tp=1,2", "tp=4"): "--sweep: key 'tp' given twice",
+        ("--sweep", "global-batch=1", "global_batch=2"): "--sweep: key 'global-batch' given twice",
+        ("--sweep", "tp=1,1"): "--sweep tp=1,1: 1 is listed twice",
+        ("--sweep", "dp=0,1"): "--sweep dp=0: expected at least 1",
+    }
+    def model_with(flags):  # MODEL with these flags' values replacing its own
+        base = list(MODEL)
+        rest = list(flags)
+        if rest and rest[0] in base:
+            base[base.index(rest[0]) + 1] = rest[1]
+            rest = rest[2:]
+        return base + rest
+    for flags, text in bad.items():
+        cmd = [a.gpucal, "predict", res] + model_with(flags) + ["--allow-missing"]
+        if "--out" not in flags:
+            cmd += ["--out", os.path.join(a.work, "bad.json")]
+        p = run(cmd, 2)
+        if text not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+            sys.exit(f"FAIL: {shlex.join(flags)}: expected one line with {text!r}, got {p.stderr!r}")
+    if os.path.exists(os.path.join(res, "predict.json")) or os.path.exists(os.path.join(a.work, "bad.json")):
+        sys.exit("FAIL: a refused predict wrote a file")
+    for flag in ("--model", "--model-config"):  # the benches share the flags (ModelFlags)
+        p = run([os.path.join(a.bin_dir, "bench_gemm", "bench_gemm"), "--backend", "host", flag, "", "--list"], 2)
+        if f"{flag}: expected a value, got ''" not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+            sys.exit(f"FAIL: bench_gemm {flag} '': {p.stderr!r}")
+    print(f"ok: {len(bad) + 2} ignored, empty, zero or out-of-bound flags refused (exit 2, one line)")
+
+    # A sweep with --allow-missing before any communication data: tp=2 leaves its TP messages
+    # out, so its step lacks them; it ranks after the complete tp=1 and lists what it left out.
+    out = os.path.join(a.work, "sweep_missing.json")
+    p = run([a.gpucal, "predict", res] + MODEL + ["--allow-missing", "--sweep", "tp=1,2", "zero=0,1", "--out", out])
+    sw = json.load(open(out))
+    ranked = sw["ranked"]
+    complete = [r for r in ranked if r.get("complete") is True]
+    incomplete = [r for r in ranked if r.get("complete") is False]
+    if len(ranked) != 4 or len(complete) != 2 or len(incomplete) != 2 or ranked[:2] != complete:
+        sys.exit(f"FAIL: complete layouts do not rank first: {[(r['layout']['tp'], r.get('complete')) for r in ranked]}")
+    if any(r["missing"] for r in complete) or any(r["layout"]["tp"] != 1 for r in complete):
+        sys.exit("FAIL: the complete layouts are not the tp=1 ones, or list left-out ops")
+    if any(not r["missing"] or not all("tp_" in m for m in r["missing"]) for r in incomplete):
+        sys.exit(f"FAIL: an incomplete layout does not list its left-out TP messages: {incomplete}")
+    if any(r["layout"]["global_batch"] != 1 or r["layout"]["seq"] != 128 for r in ranked):
+        sys.exit("FAIL: ranked layouts carry the unresolved global_batch/seq")
+    rows = [l for l in p.stdout.splitlines() if l[:4].strip().isdigit()]
+    labels = [l[6:].split("   ")[0] for l in rows]
+    if len(set(labels)) != 4 or not all("zero=" in l and "gb=1" in l for l in labels):
+        sys.exit(f"FAIL: sweep rows do not show the swept keys: {labels}")
+    if p.stdout.count("left out: collectives tp_") < 2 or "*" not in rows[2][:6]:
+        sys.exit(f"FAIL: the console does not mark and list the incomplete layouts:\n{p.stdout}")
+    print("ok: sweep ranks complete layouts first; incomplete ones list what they left out")
+
     # 2. Another layout: GEMMs from the tables; messages need a communication model.
     if a.mpirun:
         run(shlex.split(a.mpirun) + [os.path.join(a.bin_dir, "bench_collectives", "bench_collectives"),
@@ -125,7 +190,8 @@ def main():
             sys.exit("FAIL: --overlap tp did not hide min(tp, gemm)")
         # 3. The sweep ranks layouts, fastest first.
         out = os.path.join(a.work, "sweep.json")
-        run([a.gpucal, "predict", res] + MODEL + ["--sweep", "tp=1,2", "micro-batch=1,2", "--out", out])
+        unswept = MODEL[:MODEL.index("--micro-batch")] + MODEL[MODEL.index("--micro-batch") + 2:]
+        run([a.gpucal, "predict", res] + unswept + ["--sweep", "tp=1,2", "micro-batch=1,2", "--out", out])
         ranked = json.load(open(out))["ranked"]
         times = [r["breakdown"]["step"]["time_s"] for r in ranked]
         if len(ranked) != 4 or times != sorted(times):
