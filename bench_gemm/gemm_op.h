@@ -58,8 +58,9 @@ class GemmOp : public Op {
   const GemmProblem& problem() const { return p_; }
 
  protected:
-  // Library descriptors and the heuristic's candidates (index 0 = its first choice);
-  // buffers exist when this runs. Throws SkipPoint for combinations the library lacks.
+  // Library descriptors and the heuristic's candidates (index 0 = its first choice).
+  // Runs before the buffers are allocated (a_at() etc. are null): it decides from the
+  // problem alone, and throws SkipPoint for combinations the library lacks.
   virtual void prepare() = 0;
   virtual int candidate_count() const { return 1; }
   virtual void use_candidate(int /*index*/) {}

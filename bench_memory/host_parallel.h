@@ -1,5 +1,6 @@
 // What the host implementations of bench_memory share: storage types (fp32, and bf16/fp16
-// as 16-bit patterns converted through harness/element_convert.h), the dtype dispatch, and
+// as 16-bit patterns converted through harness/element_convert.h, fp16 in hardware where the
+// compiler offers _Float16: harness/half_host.h), the dtype dispatch, and
 // the parallel loop. Work is split in contiguous static chunks over OpenMP threads (STREAM's
 // schedule(static), at least 8192 elements per thread); each chunk runs in a function compiled for x86-64-v4 (AVX-512),
 // x86-64-v3 (AVX2 + FMA) and the baseline, picked at load time by the CPU (GCC
@@ -15,7 +16,7 @@
 #include <string>
 
 #include "bench_memory/launch_args.h"
-#include "harness/element_convert.h"
+#include "harness/half_host.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GPUCAL_HOST_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -37,8 +38,8 @@ struct BF16 {
 };
 struct FP16 {
   using T = uint16_t;
-  static float load(T v) { return elem::fp16_to_float(v); }
-  static T store(float f) { return elem::float_to_fp16(f); }
+  static float load(T v) { return elem::fp16_to_float_host(v); }  // F16C in the x86-64-v3/v4 clones
+  static T store(float f) { return elem::float_to_fp16_host(f); }
 };
 
 template <typename F>

@@ -336,6 +336,7 @@ struct Launch {
   const BenchSpec& spec;
   std::string prog;
   std::string filter;
+  std::string filter_source;  // where the filter came from, for messages
   bool listing = false;
   double timeout_s = 0;
   RankFault fault;
@@ -413,6 +414,19 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
   watchdog.disarm();
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
+  // A run that would measure no point is bad input, decided before --out's files are opened:
+  // an existing CSV, its samples and its sidecar stay as they were.
+  int selected = 0;
+  step([&] {
+    for (const auto& op : ops) selected += matches_filter(op->point(), launch.filter) ? 1 : 0;
+    if (ops.empty()) throw UsageError("the options select no point to measure");
+    if (selected == 0)
+      throw UsageError(launch.filter_source + "=" + launch.filter +
+                       (launch.filter_source.rfind("--", 0) == 0 ? "" : " (environment)") + " matches none of the " +
+                       std::to_string(ops.size()) + " point(s) (--benchmark_list_tests lists them)");
+  });
+  if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
+
   std::unique_ptr<CsvSink> csv;
   std::unique_ptr<SamplesSink> samples;
   const std::string json_path = config.out.empty() ? "" : sidecar_path(config.out, ".json");
@@ -431,8 +445,6 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     for (const auto& w : environment_warnings(meta.doc()["environment"])) std::cerr << prog << ": warning: " << w << "\n";
 
   try {
-    int selected = 0;
-    for (const auto& op : ops) selected += matches_filter(op->point(), launch.filter) ? 1 : 0;
     Progress progress(selected, !config.quiet && !launch.listing && world.is_root());
     RunTally tally;
     int points_run = 0;
@@ -568,7 +580,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   for (int i = 0; i < argc; ++i) config.command_line.push_back(argv[i]);
   CLI::App app(spec.description, prog);
   add_common_options(app, config);
-  Launch launch{spec, prog, "", false, spec.default_timeout_s, {}};
+  Launch launch{spec, prog, "", "", false, spec.default_timeout_s, {}};
   std::string rank_fault_text, threads_text;
   if (spec.make_world_ops) {
     add_number(app, "--timeout", launch.timeout_s,
@@ -587,8 +599,9 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   if (spec.add_options) spec.add_options(app);
   app.footer(
       "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests (runs and writes "
-      "nothing), --benchmark_format=console|json, --benchmark_out=FILE (not a file --out writes), "
-      "--benchmark_repetitions=N (rows keep the point key, with a repetition column), "
+      "nothing), --benchmark_format=console|json|csv, --benchmark_out=FILE (not a file --out writes), "
+      "--benchmark_out_format=json|console|csv, --benchmark_time_unit=ns|us|ms|s, "
+      "--benchmark_repetitions=N >= 1 (rows keep the point key, with a repetition column), "
       "--benchmark_min_time=S|Ss (= --min-time-per-point S) or Nx (= --min-samples N), "
       "--benchmark_min_warmup_time=S (= --warmup-time S).");
   for (int i = 1; i < argc; ++i)
@@ -601,11 +614,14 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   std::vector<std::string> args(argv, argv + argc);
   const GbenchFlags gb = take_gbench_flags(args, [](const char* name) { return std::getenv(name); });
   launch.filter = gb.filter;
+  launch.filter_source = gb.filter_source;
   launch.listing = gb.list_tests;
   std::vector<char*> arg_ptrs;
   for (auto& a : args) arg_ptrs.push_back(a.data());
   int arg_count = static_cast<int>(arg_ptrs.size());
-  benchmark::Initialize(&arg_count, arg_ptrs.data());  // the library keeps argv[0]: `args` outlives it
+  // Not on a value the library would answer with its usage text (and exit 0) or its own
+  // message: the error below is the one line.
+  if (gb.error.empty()) benchmark::Initialize(&arg_count, arg_ptrs.data());  // keeps argv[0]: `args` outlives it
 
   // Parsing, on each process; every rank learns whether any rank failed.
   Steps step;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
+#include <utility>
 
 #include "harness/errors.h"
 
@@ -35,6 +37,41 @@ double parse_seconds(const std::string& text, const std::string& flag) {
   if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || v < 0)
     throw UsageError("--" + flag + ": expected seconds (0.5 or 0.5s), got '" + text + "'");
   return v;
+}
+
+// A flag the library reads as a string and the driver only checks: its winning value and
+// where it came from ("--name" or "NAME").
+struct Checked {
+  std::optional<std::string> value;
+  std::string source;
+};
+
+std::string origin(const Checked& c) {
+  return c.source.front() == '-' ? c.source + "=" + *c.value : c.source + "=" + *c.value + " (environment)";
+}
+
+void check_one_of(const Checked& c, std::initializer_list<const char*> allowed) {
+  if (!c.value) return;
+  std::string list;
+  for (const char* a : allowed) {
+    if (*c.value == a) return;
+    list += (list.empty() ? "" : "|") + std::string(a);
+  }
+  throw UsageError(origin(c) + ": expected " + list);
+}
+
+// Google Benchmark 1.7.1 reserves `repetitions` entries (a negative count ends in
+// "vector::reserve"), and runs nothing at 0 while reporting success.
+constexpr long kMaxRepetitions = 100000;
+int check_repetitions(const Checked& c, bool listing) {
+  if (!c.value) return 1;
+  char* end = nullptr;
+  const std::string& v = *c.value;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || end != v.c_str() + v.size() || n < 0 || n > kMaxRepetitions)
+    throw UsageError(origin(c) + ": expected a count of repetitions from 1 to " + std::to_string(kMaxRepetitions));
+  if (n == 0 && !listing) throw UsageError(origin(c) + " would measure no point: give 1 or more repetitions");
+  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -86,8 +123,17 @@ GbenchFlags take_gbench_flags(std::vector<std::string>& args,
     const char* v = getenv_fn ? getenv_fn(env_name(flag).c_str()) : nullptr;
     return v ? std::optional<std::string>(v) : std::nullopt;
   };
+  // Checked only: the library reads these itself.
+  Checked repetitions, format, out_format, time_unit, color;
+  const std::vector<std::pair<const char*, Checked*>> checked_flags = {{"benchmark_repetitions", &repetitions},
+                                                                       {"benchmark_format", &format},
+                                                                       {"benchmark_out_format", &out_format},
+                                                                       {"benchmark_time_unit", &time_unit},
+                                                                       {"benchmark_color", &color}};
+  for (const auto& [name, c] : checked_flags)
+    if (auto v = env(name)) *c = Checked{*v, env_name(name)};
   if (auto v = env("benchmark_list_tests")) f.list_tests = gbench_truthy(*v);
-  if (auto v = env("benchmark_filter")) f.filter = *v;
+  if (auto v = env("benchmark_filter")) f.filter = *v, f.filter_source = "BENCHMARK_FILTER";
   if (auto v = env("benchmark_out")) f.out = *v;
   if (auto v = env("benchmark_min_time")) min_time(*v);
   if (auto v = env("benchmark_min_warmup_time")) min_warmup(*v);
@@ -97,7 +143,9 @@ GbenchFlags take_gbench_flags(std::vector<std::string>& args,
     const std::string& a = args[i];
     if (i > 0) {
       if (auto v = flag_value(a, "benchmark_list_tests", true)) f.list_tests = gbench_truthy(*v);
-      if (auto v = flag_value(a, "benchmark_filter", false)) f.filter = *v;
+      if (auto v = flag_value(a, "benchmark_filter", false)) f.filter = *v, f.filter_source = "--benchmark_filter";
+      for (const auto& [name, c] : checked_flags)
+        if (auto v = flag_value(a, name, false)) *c = Checked{*v, std::string("--") + name};
       if (auto v = flag_value(a, "benchmark_out", false)) f.out = *v;
       if (auto v = flag_value(a, "benchmark_min_time", false)) {
         min_time(*v);
@@ -111,6 +159,15 @@ GbenchFlags take_gbench_flags(std::vector<std::string>& args,
     kept.push_back(a);
   }
   if (f.list_tests) kept.push_back("--benchmark_out=");  // the library opens no file while listing
+  checked([&] { f.repetitions = check_repetitions(repetitions, f.list_tests); });
+  checked([&] { check_one_of(format, {"console", "json", "csv"}); });
+  checked([&] { check_one_of(out_format, {"json", "console", "csv"}); });
+  checked([&] {  // empty: the library's default unit
+    if (time_unit.value && !time_unit.value->empty()) check_one_of(time_unit, {"ns", "us", "ms", "s"});
+  });
+  checked([&] {
+    if (color.value && color.value->empty()) throw UsageError(origin(color) + ": expected auto, true or false");
+  });
   args = std::move(kept);
   return f;
 }

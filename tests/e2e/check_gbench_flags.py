@@ -2,9 +2,10 @@
 """Google Benchmark's flags behave as their users expect (harness/gbench_flags.h), checked
 on a real bench: listing writes nothing, --benchmark_out never loses a file to --out,
 repetitions are distinct rows that `gpucal compare` aggregates, --benchmark_min_time maps
-to the minimum sampling time in both spellings.
+to the minimum sampling time in both spellings, a run that would measure nothing is refused
+before any file is touched.
 
-usage: check_gbench_flags.py CASE OUTDIR BENCH [GPUCAL]   (CASE: list, out, repetitions, min-time)
+usage: check_gbench_flags.py CASE OUTDIR BENCH [GPUCAL]   (CASE: list, out, repetitions, min-time, nothing)
 """
 import csv
 import json
@@ -115,6 +116,52 @@ def case_min_time(out, bench):
         fail(f"malformed --benchmark_min_time: expected one line, got {ours}")
 
 
+def case_nothing(out, bench):
+    """A run that would measure nothing, or a value Google Benchmark would answer with its
+    usage text and exit 0 (or a crash), is one line and exit 2, before --out's files are
+    touched: an earlier run's rows are never lost."""
+    csv_path = os.path.join(out, "v.csv")
+    run([bench, *FAST, "--m", "32", "--max-time-per-point", "0.02", "--out", csv_path])
+    files = [csv_path, os.path.join(out, "v.samples.csv"), os.path.join(out, "v.json")]
+    before = {p: open(p).read() for p in files}
+    if len(rows(csv_path)) != 1:
+        fail("the first run wrote no row")
+    cases = [
+        (["--benchmark_filter=zzz"], {}, "matches none of the 1 point"),
+        ([], {"BENCHMARK_FILTER": "zzz"}, "BENCHMARK_FILTER=zzz (environment) matches none"),
+        (["--benchmark_repetitions=0"], {}, "would measure no point"),
+        ([], {"BENCHMARK_REPETITIONS": "0"}, "BENCHMARK_REPETITIONS=0 (environment) would measure no point"),
+        (["--benchmark_repetitions=-1"], {}, "expected a count of repetitions"),
+        (["--benchmark_repetitions=two"], {}, "expected a count of repetitions"),
+        (["--benchmark_format=xml"], {}, "--benchmark_format=xml: expected console|json|csv"),
+        ([], {"BENCHMARK_FORMAT": "xml"}, "BENCHMARK_FORMAT=xml (environment): expected"),
+        (["--benchmark_out_format=xml"], {}, "--benchmark_out_format=xml: expected json|console|csv"),
+        (["--benchmark_time_unit=min"], {}, "--benchmark_time_unit=min: expected ns|us|ms|s"),
+        (["--benchmark_color="], {}, "--benchmark_color=: expected auto, true or false"),
+    ]
+    for flags, env, want in cases:
+        p = subprocess.run([bench, *FAST, "--m", "32", "--out", csv_path, *flags], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, **env})
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        what = " ".join(flags) + " " + " ".join(f"{k}={v}" for k, v in env.items())
+        if p.returncode != 2 or len(lines) != 1 or want not in lines[0] or p.stdout.strip():
+            fail(f"{what}: expected exit 2 and one line with {want!r}; got exit {p.returncode}, stderr {lines}, "
+                 f"stdout {p.stdout[-500:]!r}")
+        for path, text in before.items():
+            if open(path).read() != text:
+                fail(f"{what}: {path} changed")
+    # The command line overrides the environment, both ways.
+    p = subprocess.run([bench, *FAST, "--m", "32", "--max-time-per-point", "0.02", "--out", csv_path,
+                        "--benchmark_repetitions=2"], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "BENCHMARK_REPETITIONS": "0", "BENCHMARK_FORMAT": "xml"})
+    if p.returncode != 2 or "BENCHMARK_FORMAT" not in p.stderr:
+        fail(f"BENCHMARK_FORMAT=xml under --benchmark_repetitions=2: exit {p.returncode} {p.stderr!r}")
+    run([bench, *FAST, "--m", "32", "--max-time-per-point", "0.02", "--out", csv_path, "--benchmark_repetitions=2",
+         "--benchmark_format=json", "--benchmark_time_unit=ms"])
+    if len(rows(csv_path)) != 2:
+        fail("--benchmark_repetitions=2 over BENCHMARK_REPETITIONS=0 did not write 2 rows")
+
+
 def main():
     case, out, bench = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(out, exist_ok=True)
@@ -124,6 +171,8 @@ def main():
         case_out(out, bench)
     elif case == "repetitions":
         case_repetitions(out, bench, sys.argv[4])
+    elif case == "nothing":
+        case_nothing(out, bench)
     elif case == "min-time":
         case_min_time(out, bench)
     else:

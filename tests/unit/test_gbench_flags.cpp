@@ -73,3 +73,53 @@ TEST(GbenchFlags, MinTimeInBothSpellingsAndIterationsIsTakenOver) {
     EXPECT_EQ(args.size(), 1u) << "a malformed value must not reach the library: " << bad;
   }
 }
+
+// Google Benchmark 1.7.1 answers these with its usage text and exit 0 (or, for a negative
+// count, "vector::reserve"): the driver refuses them in one line before anything is opened.
+TEST(GbenchFlags, RepetitionsMustMeasureSomething) {
+  std::vector<std::string> args = {"bench", "--benchmark_repetitions=3"};
+  GbenchFlags f = take(args);
+  EXPECT_EQ(f.repetitions, 3);
+  EXPECT_TRUE(f.error.empty());
+  EXPECT_EQ(args.size(), 2u);  // the library still reads it
+  for (const char* bad : {"-1", "two", "", "1.5", "100001"}) {
+    args = {"bench", std::string("--benchmark_repetitions=") + bad};
+    EXPECT_NE(take(args).error.find("--benchmark_repetitions=" + std::string(bad) + ": expected a count"),
+              std::string::npos)
+        << bad;
+  }
+  args = {"bench", "--benchmark_repetitions=0"};
+  EXPECT_NE(take(args).error.find("would measure no point"), std::string::npos);
+  args = {"bench"};
+  EXPECT_NE(take(args, {{"BENCHMARK_REPETITIONS", "0"}}).error.find("BENCHMARK_REPETITIONS=0 (environment)"),
+            std::string::npos);
+  args = {"bench", "--benchmark_repetitions=2"};  // the command line wins over the environment
+  f = take(args, {{"BENCHMARK_REPETITIONS", "0"}});
+  EXPECT_TRUE(f.error.empty()) << f.error;
+  EXPECT_EQ(f.repetitions, 2);
+  args = {"bench", "--benchmark_repetitions=0", "--benchmark_list_tests"};  // listing measures nothing anyway
+  EXPECT_TRUE(take(args).error.empty());
+}
+
+TEST(GbenchFlags, FormatsAndTimeUnitAreOnesTheLibraryKnows) {
+  for (const char* ok : {"--benchmark_format=json", "--benchmark_format=csv", "--benchmark_out_format=console",
+                         "--benchmark_time_unit=ms", "--benchmark_time_unit=s", "--benchmark_time_unit=",
+                         "--benchmark_color=false"}) {
+    std::vector<std::string> args = {"bench", ok};
+    EXPECT_TRUE(take(args).error.empty()) << ok;
+    EXPECT_EQ(args.size(), 2u) << ok;
+  }
+  for (const char* bad : {"--benchmark_format=xml", "--benchmark_out_format=JSON", "--benchmark_time_unit=min",
+                          "--benchmark_format=", "--benchmark_color="}) {
+    std::vector<std::string> args = {"bench", bad};
+    EXPECT_EQ(take(args).error.rfind(std::string(bad) + ": expected", 0), 0u) << bad << ": " << take(args).error;
+  }
+  std::vector<std::string> args = {"bench"};
+  EXPECT_EQ(take(args, {{"BENCHMARK_TIME_UNIT", "h"}}).error,
+            "BENCHMARK_TIME_UNIT=h (environment): expected ns|us|ms|s");
+  args = {"bench", "--benchmark_filter=x"};
+  const GbenchFlags f = take(args, {{"BENCHMARK_FILTER", "y"}});
+  EXPECT_EQ(f.filter_source, "--benchmark_filter");
+  args = {"bench"};
+  EXPECT_EQ(take(args, {{"BENCHMARK_FILTER", "y"}}).filter_source, "BENCHMARK_FILTER");
+}
