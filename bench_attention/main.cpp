@@ -83,6 +83,13 @@ std::vector<AttentionProblem> problems_from(const AttentionOptions& o, DType dty
       throw UsageError(std::string("--dtype: ") + e.what());
     }
   }
+  // parse_word_list refuses a word listed twice; 'auto' can still name a listed type (auto,fp32
+  // on the host), which would measure every point twice under one key.
+  for (std::size_t i = 0; i < types.size(); ++i)
+    for (std::size_t j = i + 1; j < types.size(); ++j)
+      if (types[i] == types[j])
+        throw UsageError("--dtype: " + to_string(types[i]) + " is listed twice ('auto' is " +
+                         to_string(dtype_auto) + " on this backend)");
   const auto passes = parse_word_list(o.pass, "pass", {"fwd", "bwd", "fwdbwd"});
   const auto layouts = parse_word_list(o.layout, "layout", {"BSHD", "BHSD"});
   const FlopConvention conv = parse_flop_convention(o.convention);

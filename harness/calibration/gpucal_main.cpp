@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "calibration_json.h"
@@ -103,6 +104,11 @@ int cmd_compare(const std::string& baseline, const std::string& current, double 
 
 int cmd_import(const std::vector<std::string>& logs, const std::string& out_dir, const ImportOptions& options,
                const std::vector<std::string>& argv) {
+  // The same log twice would import every row twice under one point key.
+  std::set<fs::path> seen;
+  for (const auto& log : logs)
+    if (!seen.insert(fs::weakly_canonical(fs::absolute(log))).second)
+      throw std::invalid_argument("LOG: '" + log + "' is given twice");
   // Every log is read before anything is written: one bad log leaves no folder behind.
   std::vector<ImportedRun> runs;
   for (const auto& log : logs)
