@@ -10,20 +10,12 @@
 #include "harness/errors.h"
 #include "harness/model/bounds.h"
 #include "harness/model/workload.h"
+#include "usage_error_of.h"
 
 namespace gpucal::model {
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
-std::string usage_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Every size, count and FLOP figure of the step is positive (no wrapped value).
 void expect_all_positive(const Workload& w) {
@@ -50,16 +42,16 @@ TEST(Bounds, CheckedArithmetic) {
   EXPECT_EQ(checked_add(kMax - 1, 1, "x"), kMax);
   EXPECT_EQ(checked_product({2, 3, 7}, "x"), 42);
   EXPECT_NE(
-      usage_error([] { checked_mul(int64_t{1} << 32, int64_t{1} << 31, "bytes"); }).find("bytes overflows"),
+      usage_error_of([] { checked_mul(int64_t{1} << 32, int64_t{1} << 31, "bytes"); }).find("bytes overflows"),
       std::string::npos);
-  EXPECT_NE(usage_error([] { checked_add(kMax, 1, "params"); }), "");
-  EXPECT_NE(usage_error([] { checked_product({kMax, 2}, "calls"); }), "");
+  EXPECT_NE(usage_error_of([] { checked_add(kMax, 1, "params"); }), "");
+  EXPECT_NE(usage_error_of([] { checked_product({kMax, 2}, "calls"); }), "");
 }
 
 TEST(Bounds, LayoutFieldsAboveTheirBoundAreOneLine) {
   const ModelSpec& llama = find_preset("llama3-8b");
   auto derive = [&](auto edit) {
-    return usage_error([&] {
+    return usage_error_of([&] {
       ParallelLayout l;
       edit(l);
       derive_workload(llama, l);
@@ -86,15 +78,15 @@ TEST(Bounds, ModelFieldsAboveTheirBoundAreOneLine) {
   nlohmann::json doc = {{"name", "big"}, {"layers", 2},     {"hidden", int64_t{1} << 62},
                         {"heads", 32},   {"head_dim", 128}, {"ffn", 14336},
                         {"seq", 8192}};
-  EXPECT_NE(usage_error([&] { model_from_json(doc, "big.json"); }).find("hidden must be at most 1048576"),
+  EXPECT_NE(usage_error_of([&] { model_from_json(doc, "big.json"); }).find("hidden must be at most 1048576"),
             std::string::npos);
   doc["hidden"] = 4096;
   doc["layers"] = int64_t{10000000000};  // once a 30 s loop over the layers
-  EXPECT_NE(usage_error([&] { model_from_json(doc, "deep.json"); }).find("layers must be at most 10000"),
+  EXPECT_NE(usage_error_of([&] { model_from_json(doc, "deep.json"); }).find("layers must be at most 10000"),
             std::string::npos);
   doc["layers"] = 2;
-  EXPECT_EQ(usage_error([&] { model_from_json(doc, "ok.json"); }), "");
-  for (const ModelSpec& p : presets()) EXPECT_EQ(usage_error([&] { check_bounds(p); }), "") << p.name;
+  EXPECT_EQ(usage_error_of([&] { model_from_json(doc, "ok.json"); }), "");
+  for (const ModelSpec& p : presets()) EXPECT_EQ(usage_error_of([&] { check_bounds(p); }), "") << p.name;
 }
 
 // Within every field's bound, products that leave int64 are refused by the checked arithmetic.
@@ -113,7 +105,7 @@ TEST(Bounds, ProductsOverflowingInt64AreRefused) {
   ParallelLayout l;
   l.micro_batch = limits::kMicroBatch;  // 2^44 tokens, x 2^16 routed x 2^20 hidden x 4 bytes
   l.dtype = DType::fp32;
-  EXPECT_NE(usage_error([&] { derive_workload(wide, l); }).find("overflows 64-bit integers"),
+  EXPECT_NE(usage_error_of([&] { derive_workload(wide, l); }).find("overflows 64-bit integers"),
             std::string::npos);
 
   // Calls per step: 10000 layers x 2^30 micro-batches x cp 2^20.
@@ -123,7 +115,7 @@ TEST(Bounds, ProductsOverflowingInt64AreRefused) {
   c.seq = limits::kSeq;
   c.cp = 1 << 20;
   c.global_batch = limits::kGlobalBatch;
-  EXPECT_NE(usage_error([&] { derive_workload(deep, c); }).find("calls per step"), std::string::npos);
+  EXPECT_NE(usage_error_of([&] { derive_workload(deep, c); }).find("calls per step"), std::string::npos);
 }
 
 TEST(Bounds, LargeInBoundLayoutsDeriveExactPositiveValues) {

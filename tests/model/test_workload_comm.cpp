@@ -7,6 +7,7 @@
 
 #include "harness/errors.h"
 #include "harness/model/workload.h"
+#include "usage_error_of.h"
 
 namespace gpucal::model {
 namespace {
@@ -239,15 +240,6 @@ TEST(WorkloadComm, BadLayoutsAreOneLineErrors) {
   }
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(ModelConfig, JsonIsValidatedFieldByField) {
   const auto parse = [](const char* text) { return model_from_json(nlohmann::json::parse(text), "m.json"); };
   const ModelSpec tiny =
@@ -256,35 +248,35 @@ TEST(ModelConfig, JsonIsValidatedFieldByField) {
   EXPECT_EQ(tiny.kv_heads, 4);
   EXPECT_EQ(tiny.norm, "rmsnorm");
   EXPECT_EQ(
-      error_of([&] {
+      usage_error_of([&] {
         parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4, "ffn": 1, "seq": 8, "hiden": 3})");
       }),
       "m.json: unknown field 'hiden'");
-  EXPECT_EQ(error_of([&] { parse(R"({"name": "t", "layers": "2", "hidden": 256, "heads": 4, "seq": 8})"); }),
+  EXPECT_EQ(usage_error_of([&] { parse(R"({"name": "t", "layers": "2", "hidden": 256, "heads": 4, "seq": 8})"); }),
             "m.json: field 'layers': expected an integer");
-  EXPECT_EQ(error_of([&] { parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4})"); }),
+  EXPECT_EQ(usage_error_of([&] { parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4})"); }),
             "m.json: missing required field 'seq'");
   EXPECT_EQ(
-      error_of([&] {
+      usage_error_of([&] {
         parse(R"({"name": "t", "layers": 2, "hidden": 384, "heads": 6, "kv_heads": 4, "ffn": 8, "seq": 8})");
       }),
       "m.json: model 't': heads (6) must be a multiple of kv_heads (4)");
-  EXPECT_EQ(error_of([&] { parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4, "seq": 8})"); }),
+  EXPECT_EQ(usage_error_of([&] { parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4, "seq": 8})"); }),
             "m.json: model 't': ffn must be at least 1 (dense MLP layers exist)");
   EXPECT_EQ(
-      error_of([&] {
+      usage_error_of([&] {
         parse(R"({"name": "t", "layers": 2, "hidden": 256, "heads": 4, "ffn": 8, "seq": 8, "experts": 4})");
       }),
       "m.json: model 't': top_k must be between 1 and experts (4), got 0");
-  EXPECT_EQ(error_of([&] { parse("[1, 2]"); }), "m.json: expected a JSON object of model fields");
-  EXPECT_EQ(error_of([] { load_model_config("/nonexistent/model.json"); }),
+  EXPECT_EQ(usage_error_of([&] { parse("[1, 2]"); }), "m.json: expected a JSON object of model fields");
+  EXPECT_EQ(usage_error_of([] { load_model_config("/nonexistent/model.json"); }),
             "--model-config: cannot read '/nonexistent/model.json'");
   const std::string path = testing::TempDir() + "broken_model.json";
   std::ofstream(path) << "{\"name\": \"x\",";
-  const std::string broken = error_of([&] { load_model_config(path); });
+  const std::string broken = usage_error_of([&] { load_model_config(path); });
   EXPECT_NE(broken.find("not valid JSON"), std::string::npos) << broken;
   EXPECT_EQ(broken.find('\n'), std::string::npos);
-  EXPECT_NE(error_of([] { find_preset("llama4"); }).find("presets: gpt3-175b"), std::string::npos);
+  EXPECT_NE(usage_error_of([] { find_preset("llama4"); }).find("presets: gpt3-175b"), std::string::npos);
 }
 
 TEST(ModelConfig, PresetsRoundTripThroughJson) {
