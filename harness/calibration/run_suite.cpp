@@ -211,27 +211,14 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       break;
     }
   }
-  if (interrupted) {
-    // Passed on to the bench, which kept its whole rows; nothing more is started, and the
-    // folder is not fitted or exported half-measured.
-    const std::string name = interrupted == SIGINT    ? "SIGINT"
-                             : interrupted == SIGTERM ? "SIGTERM"
-                             : interrupted == SIGHUP  ? "SIGHUP"
-                                                      : "signal " + std::to_string(interrupted);
-    log << "  stopped by " << name << ": the remaining benches, the fit and the exports were not run; rows measured "
-        << "so far are in " << o.out_dir << "\n";
-    std::ostringstream partial;
-    partial << "# gpucal run: suite `" << suite.name << "` (stopped by " << name << ")\n\n"
-            << "| bench | status | wall time |\n| --- | --- | --- |\n";
-    for (const auto& b : outcomes)
-      partial << "| " << b.bench << " | " << b.status << " | " << format_seconds(b.seconds) << " |\n";
-    partial << "\nStopped by " << name << ": the benches after the last one above, the fit and the exports were not run.\n";
-    write_text_file((fs::path(o.out_dir) / "summary.md").string(), partial.str());
-    return 128 + interrupted;
-  }
-
+  const std::string stopped_by = interrupted == 0         ? ""
+                                 : interrupted == SIGINT  ? "SIGINT"
+                                 : interrupted == SIGTERM ? "SIGTERM"
+                                 : interrupted == SIGHUP  ? "SIGHUP"
+                                                          : "signal " + std::to_string(interrupted);
   std::ostringstream summary;
-  summary << "# gpucal run: suite `" << suite.name << "`\n\n" << suite.purpose << ". Backend `" << o.backend << "`.\n\n";
+  summary << "# gpucal run: suite `" << suite.name << "`" << (interrupted ? " (stopped by " + stopped_by + ")" : "")
+          << "\n\n" << suite.purpose << ". Backend `" << o.backend << "`.\n\n";
   summary << "## Benches\n\n| bench | status | wall time | command |\n| --- | --- | --- | --- |\n";
   double bench_seconds = 0;
   for (const auto& b : outcomes) {
@@ -240,6 +227,16 @@ int run_suite(const RunOptions& o, std::ostream& log) {
     bench_seconds += std::max(0.0, b.seconds);
   }
   summary << "\nThe benches took " << format_seconds(bench_seconds) << " together.\n";
+  if (interrupted) {
+    // Passed on to the bench, which kept its whole rows; nothing more is started, and the
+    // folder is not fitted or exported half-measured.
+    log << "  stopped by " << stopped_by << ": the remaining benches, the fit and the exports were not run; rows "
+        << "measured so far are in " << o.out_dir << "\n";
+    summary << "\nStopped by " << stopped_by
+            << ": the benches after the last one above, the fit and the exports were not run.\n";
+    write_text_file((fs::path(o.out_dir) / "summary.md").string(), summary.str());
+    return 128 + interrupted;
+  }
 
   json calibration;
   size_t ok_rows = 0;
