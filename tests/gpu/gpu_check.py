@@ -365,12 +365,20 @@ def step_gemm_shapes(ctx, step, budget):
     return "ok", time.monotonic() - t0, f"{len(rows)} shapes per dtype"
 
 
-def step_command(ctx, step, budget):
+def expand_or_absent(ctx, items, budget):
+    """(items with their placeholders expanded, None), or (None, the step's `absent` result) when
+    one names an executable this build lacks."""
     try:
-        argv = [ctx.expand(x, budget) for x in step.argv]
-        needs = ctx.expand(step.needs, budget) if step.needs else ""
+        return [ctx.expand(x, budget) for x in items], None
     except FileNotFoundError as e:
-        return "absent", 0, f"{e.args[0]} is not in this build"
+        return None, ("absent", 0, f"{e.args[0]} is not in this build")
+
+
+def step_command(ctx, step, budget):
+    expanded, absent = expand_or_absent(ctx, [*step.argv, step.needs], budget)
+    if absent:
+        return absent
+    argv, needs = expanded[:-1], expanded[-1]
     if needs and not os.path.exists(needs):
         return "absent", 0, f"{os.path.relpath(needs, REPO)} is not in this checkout"
     for x in argv:  # files a step writes under the results folder may sit in a subfolder (part 3's step/)
@@ -430,10 +438,9 @@ def step_sanitizer(ctx, step, budget):
     exe = find_compute_sanitizer()
     if not exe:
         return "failed", 0, "compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
-    try:
-        command = [ctx.expand(x, budget) for x in step.argv[2:]]
-    except FileNotFoundError as e:
-        return "absent", 0, f"{e.args[0]} is not in this build"
+    command, absent = expand_or_absent(ctx, step.argv[2:], budget)
+    if absent:
+        return absent
     harness = os.path.join(ctx.out, "harness")
     os.makedirs(harness, exist_ok=True)
     argv = [exe, "--tool", tool, "--error-exitcode", "99", "--print-limit", "20", *command]
@@ -472,10 +479,9 @@ def step_suite(ctx, step, budget):
     """`gpucal run --suite S` timed (step.argv: suite, command...); each bench's wall time from
     its log; all into harness/suites.json."""
     suite = step.argv[0]
-    try:
-        argv = [ctx.expand(x, budget) for x in step.argv[1:]]
-    except FileNotFoundError as e:
-        return "absent", 0, f"{e.args[0]} is not in this build"
+    argv, absent = expand_or_absent(ctx, step.argv[1:], budget)
+    if absent:
+        return absent
     rc, secs = run_process(ctx, step.name, argv, budget)
     with open(os.path.join(ctx.work, f"{step.name}.log"), errors="replace") as f:
         text = f.read()
