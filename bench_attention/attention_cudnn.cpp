@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/gpu_runtime.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::attention {
 namespace {

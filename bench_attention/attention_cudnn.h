@@ -13,7 +13,7 @@
 #include <string>
 
 #include "bench_attention/attention_params.h"
-#include "harness/cudnn_graph.h"  // CUDNN_CHECK, CudnnError, CudnnUnsupported
+#include "core/backend/cudnn_graph.h"  // CUDNN_CHECK, CudnnError, CudnnUnsupported
 
 namespace gpucal::attention {
 

@@ -6,7 +6,7 @@
 
 #include "bench_attention/attention_cudnn.h"
 #include "bench_attention/attention_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::attention {
 

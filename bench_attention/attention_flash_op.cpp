@@ -5,7 +5,7 @@
 
 #include "bench_attention/attention_impls.h"
 #include "bench_attention/flash_attention.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::attention {
 

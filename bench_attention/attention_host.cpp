@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench_attention/attention_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::attention {
 

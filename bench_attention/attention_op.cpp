@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "bench_attention/attention_reference.h"
-#include "harness/element_convert.h"
-#include "harness/errors.h"
-#include "harness/peaks.h"
-#include "harness/sweep.h"
+#include "core/backend/element_convert.h"
+#include "core/errors.h"
+#include "core/formulas/peaks.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::attention {
 

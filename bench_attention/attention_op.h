@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench_attention/attention_problem.h"
-#include "harness/op.h"
+#include "core/driver/op.h"
 
 namespace gpucal::attention {
 
@@ -50,7 +50,7 @@ class AttentionOp : public Op {
   Buffer q_, k_, v_, o_, lse_, do_, dq_, dk_, dv_;
 };
 
-// Which rows verification checks (see README_SECTION.md "Verification").
+// Which rows verification checks (docs/measurement.md, "Verification").
 struct VerifyPlan {
   std::vector<std::array<int64_t, 3>> q_rows;   // (batch, head, query row): O, LSE, and dQ
   std::vector<std::array<int64_t, 3>> kv_rows;  // (batch, kv head, key row): dK, dV

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::attention {
 

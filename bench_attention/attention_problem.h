@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
-#include "bench_attention/attention_flops.h"
+#include "core/formulas/attention_flops.h"
 #include "bench_attention/attention_params.h"
-#include "harness/dtype.h"
-#include "harness/row.h"
+#include "core/backend/dtype.h"
+#include "core/output/row.h"
 
 namespace gpucal::attention {
 
@@ -38,7 +38,7 @@ std::string to_string(AttnLayout layout);
 // fp16/bf16/fp8_e4m3 -> the vendor-neutral dtype of the GPU wrappers; nullopt otherwise.
 std::optional<AttnDtype> attn_dtype(DType t);
 
-// Verification tolerances (see README_SECTION.md "Verification"): each is a bound on
+// Verification tolerances (docs/measurement.md, "Verification"): each is a bound on
 // |got - ref| / magnitude, where the magnitude is the sum of absolute terms of the exact
 // computation (Σ_j P_ij |V_jd| for O; P·(|dP| + |Δ|) weighted by |K|, |Q|, |dO| for the
 // gradients), and for LSE on |got - ref| / (1 + |ref| + max_j |x_ij|).

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/element_convert.h"
+#include "core/backend/element_convert.h"
 
 namespace gpucal::attention {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_attention/attention_params.h"
-#include "harness/dtype.h"
+#include "core/backend/dtype.h"
 
 namespace gpucal::attention {
 

@@ -34,7 +34,7 @@
 
 #include "bench_attention/flash_attention.h"
 #include "bench_attention/flash_mma.h"
-#include "harness/gpu_runtime.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::attention::GPUCAL_GPU_NS {
 namespace flash_detail {

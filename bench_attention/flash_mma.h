@@ -23,7 +23,7 @@
 
 #include <cstdint>
 
-#include "harness/gpu_runtime.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::attention::GPUCAL_GPU_NS::flash_detail {
 

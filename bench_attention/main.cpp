@@ -8,7 +8,7 @@
 //   --pass fwd,bwd,fwdbwd  --layout BSHD,BHSD  --impl auto|host|cudnn|flash  --flop-convention fa2|fa3
 //   or --set llm|long (fixed shapes; --list prints them).
 //   Or --model NAME|--model-config FILE with the layout flags (--tp --cp --seq --micro-batch ...):
-//   the attention calls one training step runs on one rank (harness/model/).
+//   the attention calls one training step runs on one rank (core/model/).
 // Example: bench_attention --backend cuda --set llm --causal 0,1 --pass fwd,bwd --dtype bf16 --out attn.csv
 //          bench_attention --backend host --batch 1 --heads 4 --kv-heads 1,4 --seq 128,256 --head-dim 64,128
 //                          --causal 0,1 --pass fwd,bwd --out a.csv
@@ -18,10 +18,10 @@
 
 #include "bench_attention/attention_impls.h"
 #include "bench_attention/attention_sets.h"
-#include "harness/driver.h"
-#include "harness/errors.h"
-#include "harness/model/model_options.h"
-#include "harness/sweep.h"
+#include "core/driver/driver.h"
+#include "core/errors.h"
+#include "core/model/model_options.h"
+#include "core/driver/sweep.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // send_count * n * sizeof(dtype), each rank's block rounded down to 16 bytes (nccl-tests);
 // busbw factor (n-1)/n. In place: the input is block `rank` of the output buffer.
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

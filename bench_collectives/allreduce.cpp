@@ -1,7 +1,7 @@
 // allreduce: every rank ends with the reduction of all inputs. S = count * sizeof(dtype);
 // busbw factor 2(n-1)/n (a ring sends and receives each byte 2(n-1)/n times).
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

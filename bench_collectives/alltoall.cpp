@@ -2,7 +2,7 @@
 // buffer = count_per_peer * n * sizeof(dtype), the per-peer block rounded down to 16 bytes
 // (nccl-tests); busbw factor (n-1)/n.
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

@@ -1,7 +1,7 @@
 // broadcast: every rank ends with the root's input. S = count * sizeof(dtype); busbw
 // factor 1 (each byte crosses each link once).
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "harness/errors.h"
-#include "harness/sweep.h"
+#include "core/errors.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::coll {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/comm.h"
+#include "core/world/comm.h"
 
 namespace gpucal::coll {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "harness/element_convert.h"
-#include "harness/world.h"
-#include "harness/errors.h"
-#include "harness/sweep.h"
+#include "core/backend/element_convert.h"
+#include "core/world/world.h"
+#include "core/errors.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::coll {
 

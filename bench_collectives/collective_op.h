@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "bench_collectives/collective.h"
-#include "harness/driver.h"
-#include "harness/nccl_log.h"
-#include "harness/op.h"
-#include "harness/watchdog.h"
+#include "core/driver/driver.h"
+#include "core/world/nccl_log.h"
+#include "core/driver/op.h"
+#include "core/measure/watchdog.h"
 
 namespace gpucal::coll {
 

@@ -8,18 +8,18 @@
 //         mpirun --oversubscribe -np 4 bench_collectives --backend host ... (MPI on host memory)
 // Example: mpirun -np 8 bench_collectives --sizes 8:4G:x2 --ranks 2,4,8 --dtype bf16 --out coll.csv
 // --model NAME|--model-config FILE with the layout flags: the collectives one training step runs
-// on one rank (TP, DP, ZeRO-3, EP), each on a group of the first n ranks (harness/model/).
+// on one rank (TP, DP, ZeRO-3, EP), each on a group of the first n ranks (core/model/).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <set>
 
 #include "bench_collectives/collective_op.h"
-#include "harness/driver.h"
-#include "harness/csv_sink.h"
-#include "harness/errors.h"
-#include "harness/model/model_options.h"
-#include "harness/result_columns.h"
-#include "harness/sweep.h"
+#include "core/driver/driver.h"
+#include "core/output/csv_sink.h"
+#include "core/errors.h"
+#include "core/model/model_options.h"
+#include "core/output/result_columns.h"
+#include "core/driver/sweep.h"
 
 namespace {
 

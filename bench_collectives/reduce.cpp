@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

@@ -3,7 +3,7 @@
 // (nccl-tests); busbw factor (n-1)/n. In place: the output is block `rank` of the input
 // buffer.
 #include "bench_collectives/collective.h"
-#include "harness/collective_formulas.h"
+#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 

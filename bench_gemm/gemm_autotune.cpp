@@ -4,9 +4,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "harness/csv_sink.h"
-#include "harness/file_io.h"
-#include "harness/row.h"
+#include "core/output/csv_sink.h"
+#include "core/output/file_io.h"
+#include "core/output/row.h"
 
 namespace gpucal::gemm {
 

@@ -9,7 +9,7 @@
 
 #include "bench_gemm/cublaslt_status.h"
 #include "bench_gemm/gemm_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 #define CUBLASLT_CHECK(call) GPUCAL_STATUS_CHECK("cuBLASLt", call, cublasLtStatusName)
 #define CUDA_RT_CHECK(call)                                                                              \

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/dtype.h"
+#include "core/backend/dtype.h"
 
 namespace gpucal::gemm {
 
-// Tile and wave quantization of one launch (REFERENCE.md, "Wave quantization"):
+// Tile and wave quantization of one launch (docs/field-reference.md, "Wave quantization"):
 //   tiles = ceil(M/tile_m) * ceil(N/tile_n) * batch * split_k    (one CTA per output tile
 //           and K slice),
 //   waves = tiles / (SMs * blocks_per_SM)                          (fractional: 3.88 means

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "bench_gemm/gemm_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 #define HIPBLASLT_CHECK(call) GPUCAL_STATUS_CHECK("hipBLASLt", call, hipblas_status_name)
 #define HIP_RT_CHECK(call)                                                                             \

@@ -3,7 +3,7 @@
 #include <cblas.h>
 
 #include "bench_gemm/gemm_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::gemm {
 

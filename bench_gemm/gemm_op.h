@@ -11,8 +11,8 @@
 
 #include "bench_gemm/gemm_autotune.h"
 #include "bench_gemm/gemm_problem.h"
-#include "harness/op.h"
-#include "harness/peaks.h"
+#include "core/driver/op.h"
+#include "core/formulas/peaks.h"
 
 namespace gpucal::gemm {
 

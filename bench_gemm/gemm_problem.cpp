@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "bench_gemm/gemm_formulas.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::gemm {
 

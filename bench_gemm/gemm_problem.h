@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/dtype.h"
-#include "harness/row.h"
+#include "core/backend/dtype.h"
+#include "core/output/row.h"
 
 namespace gpucal::gemm {
 

@@ -1,5 +1,5 @@
 // The reference GEMM check kernel, written once for CUDA and HIP through
-// harness/gpu_runtime.h (see gemm_reference.h). Each 16x16-thread block computes a 64x64
+// core/backend/gpu_runtime.h (see gemm_reference.h). Each 16x16-thread block computes a 64x64
 // tile of D, 4x4 elements per thread, staging 16-deep slices of A and B in shared memory;
 // it also sums |a b| per element for the normwise error, compares with the library's D,
 // and reduces the block's largest error before one atomic per block.
@@ -11,9 +11,9 @@
 
 #include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_reference.h"
-#include "harness/dtype.h"
-#include "harness/element_convert.h"
-#include "harness/gpu_runtime.h"
+#include "core/backend/dtype.h"
+#include "core/backend/element_convert.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::gemm::GPUCAL_GPU_NS {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::gemm {
 

@@ -1,7 +1,7 @@
 #include "bench_gemm/gemm_shapes_file.h"
 
-#include "harness/errors.h"
-#include "harness/sweep.h"
+#include "core/errors.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::gemm {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/dtype.h"
+#include "core/backend/dtype.h"
 
 namespace gpucal::gemm {
 

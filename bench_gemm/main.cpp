@@ -7,7 +7,7 @@
 // Algorithm: --algo heuristic (default) | autotune, --autotune N; --workspace BYTES.
 // Regimes: --regime cold (flush, default) | hot; --rotate (cold-rotate); --graph N (graph).
 // Or --model NAME|--model-config FILE with the layout flags (--tp --pp --dp --cp --ep --sp --seq
-// --micro-batch ...): the GEMMs one training step runs on one rank (harness/model/).
+// --micro-batch ...): the GEMMs one training step runs on one rank (core/model/).
 // Example: bench_gemm --backend cuda --dtype bf16 --set llm --layout TN --autotune 8 --out gemm.csv
 #include <CLI/CLI.hpp>
 #include <iomanip>
@@ -16,14 +16,14 @@
 
 #include "bench_gemm/gemm_impls.h"
 #include "bench_gemm/gemm_sets.h"
-#include "harness/csv_sink.h"
-#include "harness/driver.h"
+#include "core/output/csv_sink.h"
+#include "core/driver/driver.h"
 #include "bench_gemm/gemm_shapes_file.h"
-#include "harness/errors.h"
-#include "harness/file_io.h"
-#include "harness/flag_checks.h"
-#include "harness/model/model_options.h"
-#include "harness/sweep.h"
+#include "core/errors.h"
+#include "core/output/file_io.h"
+#include "core/driver/flag_checks.h"
+#include "core/model/model_options.h"
+#include "core/driver/sweep.h"
 
 namespace {
 

@@ -93,7 +93,7 @@ std::vector<CacheLevel> cache_levels(const DeviceInfo& device) {
   if (device.backend == "host") return host_levels(device);
   std::vector<CacheLevel> levels;
   if (device.l2_bytes > 0) {
-    // CDNA 3 reports one XCD's L2 (REFERENCE.md); a kernel spread over the device uses all of
+    // CDNA 3 reports one XCD's L2 (docs/field-reference.md); a kernel spread over the device uses all of
     // them: 8 XCDs on MI300X/MI325X, 6 on MI300A.
     const bool mi300 = device.name.find("MI300") != std::string::npos || device.arch.rfind("gfx94", 0) == 0;
     const int xcds = !mi300 ? 1 : device.name.find("MI300A") != std::string::npos ? 6 : 8;

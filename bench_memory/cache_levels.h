@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/backend.h"
+#include "core/backend/backend.h"
 
 namespace gpucal::memory {
 

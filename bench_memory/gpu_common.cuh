@@ -11,8 +11,8 @@
 #include "bench_memory/launch_args.h"
 #include "bench_memory/memory_gpu_math.h"
 #include "bench_memory/op_math.h"
-#include "harness/element_convert.h"
-#include "harness/gpu_runtime.h"
+#include "core/backend/element_convert.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::memory::GPUCAL_GPU_NS::detail {
 

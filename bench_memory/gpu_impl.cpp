@@ -3,7 +3,7 @@
 // same API in their own namespaces; this file picks one at run time.
 #include "bench_memory/memory_gpu.h"
 #include "bench_memory/memory_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::memory {
 

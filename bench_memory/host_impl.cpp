@@ -1,7 +1,7 @@
 // `host`: the OpenMP implementations, one file per kernel family (*_host.cpp).
 #include "bench_memory/host_parallel.h"
 #include "bench_memory/memory_impls.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::memory {
 

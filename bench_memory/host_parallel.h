@@ -1,6 +1,6 @@
 // What the host implementations of bench_memory share: storage types (fp32, and bf16/fp16
-// as 16-bit patterns converted through harness/element_convert.h, fp16 in hardware where the
-// compiler offers _Float16: harness/half_host.h), the dtype dispatch, and
+// as 16-bit patterns converted through core/backend/element_convert.h, fp16 in hardware where the
+// compiler offers _Float16: core/backend/half_host.h), the dtype dispatch, and
 // the parallel loop. Work is split in contiguous static chunks over OpenMP threads (STREAM's
 // schedule(static), at least 8192 elements per thread); each chunk runs in a function compiled for x86-64-v4 (AVX-512),
 // x86-64-v3 (AVX2 + FMA) and the baseline, picked at load time by the CPU (GCC
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "bench_memory/launch_args.h"
-#include "harness/half_host.h"
+#include "core/backend/half_host.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GPUCAL_HOST_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

@@ -8,7 +8,7 @@
 //   --params (AdamW)  or --set llm|quick (fixed shapes; --list prints the points)
 //   --impl auto|host|gpucal|cudnn
 // Or --model NAME|--model-config FILE with the layout flags (--tp --pp --dp --seq ...): the
-// memory-bound operations one training step runs on one rank (harness/model/).
+// memory-bound operations one training step runs on one rank (core/model/).
 // Example: bench_memory --backend cuda --set llm --out memory.csv
 //          bench_memory --backend host --kernel stream --dtype fp32 --out stream.csv
 #include <CLI/CLI.hpp>
@@ -17,10 +17,10 @@
 #include "bench_memory/memory_impls.h"
 #include "bench_memory/memory_op.h"
 #include "bench_memory/memory_sets.h"
-#include "harness/driver.h"
-#include "harness/errors.h"
-#include "harness/model/model_options.h"
-#include "harness/sweep.h"
+#include "core/driver/driver.h"
+#include "core/errors.h"
+#include "core/model/model_options.h"
+#include "core/driver/sweep.h"
 
 namespace {
 

@@ -1,13 +1,13 @@
 // The ONLY vendor-specific part of the bench_memory kernels: warp width and shuffles, and the
 // packed bf16 FMA of fma_chain (CUDA has __nv_bfloat162 FMA on sm_80+; HIP has no packed
 // bf16 arithmetic, so bf16 chains run in fp32 there). Everything else in gpu_*.cuh is
-// shared through harness/gpu_runtime.h.
+// shared through core/backend/gpu_runtime.h.
 #pragma once
 
 #include <cstdint>
 
-#include "harness/element_convert.h"
-#include "harness/gpu_runtime.h"
+#include "core/backend/element_convert.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::memory::GPUCAL_GPU_NS::detail {
 

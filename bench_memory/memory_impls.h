@@ -9,8 +9,8 @@
 #include <string>
 
 #include "bench_memory/launch_args.h"
-#include "harness/backend.h"
-#include "harness/row.h"
+#include "core/backend/backend.h"
+#include "core/output/row.h"
 
 namespace gpucal::memory {
 

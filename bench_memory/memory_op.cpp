@@ -7,10 +7,10 @@
 #include <unordered_map>
 
 #include "bench_memory/memory_verify.h"
-#include "harness/element_convert.h"
-#include "harness/errors.h"
-#include "harness/peaks.h"
-#include "harness/sweep.h"
+#include "core/backend/element_convert.h"
+#include "core/errors.h"
+#include "core/formulas/peaks.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::memory {
 

@@ -9,8 +9,8 @@
 
 #include "bench_memory/memory_impls.h"
 #include "bench_memory/memory_point.h"
-#include "harness/driver.h"
-#include "harness/op.h"
+#include "core/driver/driver.h"
+#include "core/driver/op.h"
 
 namespace gpucal::memory {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "harness/stats.h"
-#include "harness/sweep.h"
+#include "core/measure/stats.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::memory {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bench_memory/cache_levels.h"
-#include "bench_memory/kernel_table.h"
-#include "harness/row.h"
+#include "core/formulas/kernel_table.h"
+#include "core/output/row.h"
 
 namespace gpucal::memory {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "bench_memory/op_math.h"
-#include "harness/element_convert.h"
+#include "core/backend/element_convert.h"
 
 namespace gpucal::memory {
 

@@ -1,6 +1,6 @@
 #include "bench_memory/memory_sets.h"
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::memory {
 

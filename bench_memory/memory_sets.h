@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_memory/kernel_table.h"
+#include "core/formulas/kernel_table.h"
 
 namespace gpucal::memory {
 

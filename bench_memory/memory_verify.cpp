@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "harness/element_convert.h"
-#include "harness/row.h"
+#include "core/backend/element_convert.h"
+#include "core/output/row.h"
 
 namespace gpucal::memory {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench_memory/memory_reference.h"
-#include "harness/op.h"
+#include "core/driver/op.h"
 
 namespace gpucal::memory {
 

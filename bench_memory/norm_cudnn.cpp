@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "bench_memory/memory_impls.h"
-#include "harness/cudnn_graph.h"
-#include "harness/element_convert.h"
-#include "harness/errors.h"
-#include "harness/gpu_runtime.h"
+#include "core/backend/cudnn_graph.h"
+#include "core/backend/element_convert.h"
+#include "core/errors.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::memory {
 

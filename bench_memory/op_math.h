@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "bench_memory/launch_args.h"
-#include "harness/element_convert.h"
+#include "core/backend/element_convert.h"
 
 namespace gpucal::memory::math {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "harness/element_convert.h"  // GPUCAL_HD
+#include "core/backend/element_convert.h"  // GPUCAL_HD
 
 namespace gpucal::p2p {
 

@@ -1,4 +1,4 @@
-// What the p2p ops need from a device beyond harness/backend.h: pattern fills and checks
+// What the p2p ops need from a device beyond core/backend/backend.h: pattern fills and checks
 // done where the bytes live, the SM-driven copy kernel, and peer devices (buffers, the
 // copy-engine peer copy, the link between two devices). Host implementation in
 // device_ops_host.cpp; CUDA and HIP share device_ops_gpu.cuh.
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/backend.h"
+#include "core/backend/backend.h"
 
 namespace gpucal::p2p {
 

@@ -1,4 +1,4 @@
-// DeviceOps for GPUs, written once for CUDA and HIP through harness/gpu_runtime.h and
+// DeviceOps for GPUs, written once for CUDA and HIP through core/backend/gpu_runtime.h and
 // compiled by device_ops_cuda.cu and device_ops_hip.hip into gpucal::p2p::cuda / ::hip.
 // Holds the SM-driven copy kernel that sits beside the copy-engine path.
 #pragma once
@@ -10,8 +10,8 @@
 #include "bench_p2p/byte_pattern.h"
 #include "bench_p2p/device_ops.h"
 #include "bench_p2p/p2p_formulas.h"
-#include "harness/errors.h"
-#include "harness/gpu_runtime.h"
+#include "core/errors.h"
+#include "core/backend/gpu_runtime.h"
 
 namespace gpucal::p2p::GPUCAL_GPU_NS {
 

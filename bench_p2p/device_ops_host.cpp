@@ -4,7 +4,7 @@
 
 #include "bench_p2p/byte_pattern.h"
 #include "bench_p2p/device_ops.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::p2p {
 

@@ -4,18 +4,18 @@
 //                  --engine ce,sm  --memory pinned,pageable (the host side of h2d/d2h)
 // Messaging runs over MPI on the host backend and NCCL/RCCL on GPUs, under mpirun/srun.
 // --model NAME|--model-config FILE with the layout flags: the pipeline sends/receives (sendrecv)
-// and context-parallel ring exchanges (ring) one training step runs on one rank (harness/model/).
+// and context-parallel ring exchanges (ring) one training step runs on one rank (core/model/).
 // Example: mpirun -np 4 bench_p2p --backend host --pattern sendrecv,ring,pairs --sizes 1:64M:x4 --out p.csv
 //          bench_p2p --backend cuda --pattern copy --sizes 4K:1G:x4 --out copy.csv
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "bench_p2p/p2p_op.h"
-#include "harness/driver.h"
-#include "harness/errors.h"
-#include "harness/model/model_options.h"
-#include "harness/result_columns.h"
-#include "harness/sweep.h"
+#include "core/driver/driver.h"
+#include "core/errors.h"
+#include "core/model/model_options.h"
+#include "core/output/result_columns.h"
+#include "core/driver/sweep.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "bench_p2p/byte_pattern.h"
 #include "bench_p2p/p2p_op.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::p2p {
 

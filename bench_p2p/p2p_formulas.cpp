@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::p2p {
 

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "harness/peaks.h"
-#include "harness/sweep.h"
+#include "core/formulas/peaks.h"
+#include "core/driver/sweep.h"
 
 namespace gpucal::p2p {
 

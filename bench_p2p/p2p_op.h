@@ -10,10 +10,10 @@
 
 #include "bench_p2p/device_ops.h"
 #include "bench_p2p/p2p_formulas.h"
-#include "harness/comm.h"
-#include "harness/metadata.h"
-#include "harness/op.h"
-#include "harness/world.h"
+#include "core/world/comm.h"
+#include "core/output/metadata.h"
+#include "core/driver/op.h"
+#include "core/world/world.h"
 
 namespace gpucal::p2p {
 

@@ -24,11 +24,11 @@
 #include "bench_memory/memory_impls.h"
 #include "bench_memory/memory_op.h"
 #include "bench_step/step_op.h"
-#include "harness/backend.h"
-#include "harness/comm.h"
-#include "harness/errors.h"
-#include "harness/model/model_flags.h"
-#include "harness/world.h"
+#include "core/backend/backend.h"
+#include "core/world/comm.h"
+#include "core/errors.h"
+#include "core/model/model_flags.h"
+#include "core/world/world.h"
 
 using namespace gpucal;
 

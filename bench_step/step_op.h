@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/driver.h"
-#include "harness/model/workload.h"
-#include "harness/op.h"
+#include "core/driver/driver.h"
+#include "core/model/workload.h"
+#include "core/driver/op.h"
 
 namespace gpucal::step {
 

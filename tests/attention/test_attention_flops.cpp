@@ -2,9 +2,9 @@
 // and the backward / forward+backward factors.
 #include <gtest/gtest.h>
 
-#include "bench_attention/attention_flops.h"
+#include "core/formulas/attention_flops.h"
 #include "bench_attention/attention_problem.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::attention;

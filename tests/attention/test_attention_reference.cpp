@@ -8,7 +8,7 @@
 
 #include "bench_attention/attention_impls.h"
 #include "bench_attention/attention_reference.h"
-#include "harness/driver.h"
+#include "core/driver/driver.h"
 
 using namespace gpucal;
 using namespace gpucal::attention;

@@ -1,8 +1,8 @@
-#include "conformance_calibration.h"
+#include "tests/calibration/conformance_calibration.h"
 
 #include <cmath>
 
-#include "compute_tables.h"
+#include "app/fit/compute_tables.h"
 
 namespace gpucal::calibration::testing {
 

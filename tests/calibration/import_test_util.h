@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "import_log.h"
-#include "test_util.h"
+#include "app/import/import_log.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration::testing {
 

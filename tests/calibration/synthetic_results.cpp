@@ -1,4 +1,4 @@
-#include "synthetic_results.h"
+#include "tests/calibration/synthetic_results.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "import_test_util.h"
-#include "test_util.h"
+#include "tests/calibration/import_test_util.h"
+#include "tests/calibration/test_util.h"
 
 #ifndef GPUCAL_BIN_RELATIVE
 #error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"

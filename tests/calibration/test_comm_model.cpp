@@ -3,13 +3,13 @@
 
 #include <cmath>
 
-#include "comm_fits.h"
-#include "comm_model.h"
-#include "harness/collective_formulas.h"
-#include "harness/csv_sink.h"
-#include "harness/result_columns.h"
-#include "results_dir.h"
-#include "test_util.h"
+#include "app/fit/comm_fits.h"
+#include "app/fit/comm_model.h"
+#include "core/formulas/collective_formulas.h"
+#include "core/output/csv_sink.h"
+#include "core/output/result_columns.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

@@ -5,11 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "compare.h"
-#include "compare_report.h"
-#include "mann_whitney.h"
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "app/compare/compare.h"
+#include "app/compare/compare_report.h"
+#include "app/compare/mann_whitney.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "calibration_json.h"
-#include "compute_tables.h"
-#include "memory_tables.h"
-#include "results_dir.h"
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "app/common/calibration_json.h"
+#include "app/fit/compute_tables.h"
+#include "app/fit/memory_tables.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

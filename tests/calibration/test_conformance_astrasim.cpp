@@ -9,9 +9,9 @@
 
 #include <set>
 
-#include "conformance_calibration.h"
-#include "export_common.h"
-#include "test_util.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

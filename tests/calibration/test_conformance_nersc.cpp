@@ -4,9 +4,9 @@
 // nvlink_size). The tool itself cannot run in CI.
 #include <gtest/gtest.h>
 
-#include "conformance_calibration.h"
-#include "export_common.h"
-#include "test_util.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <functional>
 
-#include "csv_table.h"
-#include "harness/csv_format.h"
-#include "test_util.h"
+#include "app/common/csv_table.h"
+#include "core/output/csv_format.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

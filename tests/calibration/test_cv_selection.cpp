@@ -6,14 +6,14 @@
 #include <cmath>
 #include <set>
 
-#include "comm_fits.h"
-#include "comm_forms.h"
-#include "cv_selection.h"
-#include "fit.h"
-#include "holdout.h"
-#include "results_dir.h"
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "app/fit/comm_fits.h"
+#include "app/fit/comm_forms.h"
+#include "app/fit/cv_selection.h"
+#include "app/fit/fit.h"
+#include "app/fit/holdout.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

@@ -5,14 +5,14 @@
 
 #include <cmath>
 
-#include "calibration_json.h"
-#include "conformance_calibration.h"
-#include "export_comm.h"
-#include "export_common.h"
-#include "export_figures.h"
-#include "results_dir.h"
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "app/common/calibration_json.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "app/export/export_comm.h"
+#include "app/export/export_common.h"
+#include "app/export/export_figures.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

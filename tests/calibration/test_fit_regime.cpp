@@ -7,13 +7,13 @@
 #include <functional>
 #include <random>
 
-#include "comm_fits.h"
-#include "comm_forms.h"
-#include "fit_regime.h"
-#include "fit_table.h"
-#include "holdout.h"
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "app/fit/comm_fits.h"
+#include "app/fit/comm_forms.h"
+#include "app/fit/fit_regime.h"
+#include "app/fit/fit_table.h"
+#include "app/fit/holdout.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
 namespace {

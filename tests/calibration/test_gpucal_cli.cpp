@@ -10,8 +10,8 @@
 #include <fstream>
 #include <regex>
 
-#include "synthetic_results.h"
-#include "test_util.h"
+#include "tests/calibration/synthetic_results.h"
+#include "tests/calibration/test_util.h"
 
 #ifndef GPUCAL_BIN_RELATIVE
 #error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"

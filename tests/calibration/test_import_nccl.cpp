@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "import_log.h"
-#include "import_test_util.h"
+#include "app/import/import_log.h"
+#include "tests/calibration/import_test_util.h"
 
 namespace gpucal::calibration {
 namespace {

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <map>
 
-#include "csv_table.h"
-#include "import_test_util.h"
-#include "import_writer.h"
-#include "results_dir.h"
+#include "app/common/csv_table.h"
+#include "tests/calibration/import_test_util.h"
+#include "app/import/import_writer.h"
+#include "app/common/results_dir.h"
 
 namespace gpucal::calibration {
 namespace {

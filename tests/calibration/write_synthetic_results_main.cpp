@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "synthetic_results.h"
+#include "tests/calibration/synthetic_results.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

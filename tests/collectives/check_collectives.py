@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from run_and_check import run_bench  # noqa: E402  (one way to run a bench and check its exit and stderr)
 
-FACTOR = {  # REFERENCE.md, nccl-tests conventions
+FACTOR = {  # docs/field-reference.md, nccl-tests conventions
     "allreduce": lambda n: 2 * (n - 1) / n,
     "allgather": lambda n: (n - 1) / n,
     "reduce_scatter": lambda n: (n - 1) / n,

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "bench_collectives/collective_op.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::coll;

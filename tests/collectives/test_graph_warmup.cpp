@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "bench_collectives/collective_op.h"
-#include "harness/errors.h"
-#include "harness/world.h"
+#include "core/errors.h"
+#include "core/world/world.h"
 
 using namespace gpucal;
 using namespace gpucal::coll;

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "harness/comm.h"
-#include "harness/element_convert.h"
-#include "harness/thread_world.h"
+#include "core/world/comm.h"
+#include "core/backend/element_convert.h"
+#include "core/world/thread_world.h"
 
 using namespace gpucal;
 

@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "bench_collectives/collective_op.h"
-#include "harness/errors.h"
-#include "harness/world.h"
+#include "core/errors.h"
+#include "core/world/world.h"
 
 using namespace gpucal;
 using namespace gpucal::coll;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/world.h"
+#include "core/world/world.h"
 
 using namespace gpucal;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Google Benchmark's flags behave as their users expect (harness/gbench_flags.h), checked
+"""Google Benchmark's flags behave as their users expect (core/driver/gbench_flags.h), checked
 on a real bench: listing writes nothing, --benchmark_out never loses a file to --out,
 repetitions are distinct rows that `gpucal compare` aggregates, --benchmark_min_time maps
 to the minimum sampling time in both spellings, a run that would measure nothing is refused

@@ -1,12 +1,12 @@
-// libFuzzer target: the axis syntax (harness/sweep.h). Every input either parses into
+// libFuzzer target: the axis syntax (core/driver/sweep.h). Every input either parses into
 // values inside the bounds, without duplicates, or throws UsageError; nothing else.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "harness/errors.h"
-#include "harness/sweep.h"
+#include "core/errors.h"
+#include "core/driver/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// libFuzzer target: reading calibration.json (harness/calibration/calibration_schema.h) and
+// libFuzzer target: reading calibration.json (app/common/calibration_schema.h) and
 // exporting it. Any document either fails the schema check (SchemaError) or exports for every
 // consumer without a crash, an exception or undefined behaviour.
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibration_schema.h"
-#include "export_common.h"
+#include "app/common/calibration_schema.h"
+#include "app/export/export_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, false);

@@ -1,5 +1,5 @@
-// libFuzzer target: the calibration CSV reader (harness/calibration/csv_table.h) and the
-// writer's record format (harness/csv_format.h). Any text parses or throws CsvError; what
+// libFuzzer target: the calibration CSV reader (app/common/csv_table.h) and the
+// writer's record format (core/output/csv_format.h). Any text parses or throws CsvError; what
 // parses, written back record by record, parses to the same table (writer and reader agree).
 #include <cstddef>
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "csv_table.h"
-#include "harness/csv_format.h"
+#include "app/common/csv_table.h"
+#include "core/output/csv_format.h"
 
 using gpucal::calibration::CsvError;
 using gpucal::calibration::CsvTable;

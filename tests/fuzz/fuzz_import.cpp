@@ -1,4 +1,4 @@
-// libFuzzer target: `gpucal import`'s readers (harness/calibration/import_log.h): nccl-tests /
+// libFuzzer target: `gpucal import`'s readers (app/import/import_log.h): nccl-tests /
 // rccl-tests text and -J JSON, OSU output. Any bytes import or throw ImportError (a one-line
 // error naming the file and line), never anything else; what imports has positive sizes and
 // positive finite times, and rank and node counts that agree.
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "import_log.h"
+#include "app/import/import_log.h"
 
 using gpucal::calibration::ImportError;
 using gpucal::calibration::ImportOptions;

@@ -1,4 +1,4 @@
-// libFuzzer target: NCCL TUNING log lines (harness/nccl_log.h). Any text is either a record
+// libFuzzer target: NCCL TUNING log lines (core/world/nccl_log.h). Any text is either a record
 // with sane fields or not a record; summarizing never fails.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/nccl_log.h"
+#include "core/world/nccl_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bench_gemm/gemm_shapes_file.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -8,8 +8,8 @@
 
 #include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_problem.h"
-#include "harness/element_convert.h"
-#include "harness/errors.h"
+#include "core/backend/element_convert.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::gemm;

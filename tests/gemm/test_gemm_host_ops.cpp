@@ -8,8 +8,8 @@
 
 #include "bench_gemm/gemm_formulas.h"
 #include "bench_gemm/gemm_impls.h"
-#include "harness/driver.h"
-#include "harness/errors.h"
+#include "core/driver/driver.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::gemm;

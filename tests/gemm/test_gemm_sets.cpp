@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "bench_gemm/gemm_sets.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::gemm;

@@ -63,7 +63,7 @@ TARGET_BY_ID = {t.id: t for t in TARGETS}
 # Dense bf16 tensor peaks, TFLOP/s (first substring of the device name that matches). The issue
 # names H100 SXM's; H100 PCIe's is NVIDIA's datasheet figure; an H200 is the same GH100 die with
 # H100 SXM's tensor cores and clocks (only its memory differs), so the same 989. Other devices:
-# the gpucal row's own peak_tflops (harness/peaks.cpp, its peak_source says from where), or none.
+# the gpucal row's own peak_tflops (core/formulas/peaks.cpp, its peak_source says from where), or none.
 DENSE_BF16_PEAK_TFLOPS = [("H100 PCIe", 756.0, "H100 PCIe datasheet"), ("H100 NVL", None, ""),
                           ("H200", 989.0, "H200: H100 SXM's tensor cores and clocks, the same 989"),
                           ("H100", 989.0, "H100 SXM (issue 12)")]

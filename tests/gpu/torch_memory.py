@@ -58,7 +58,7 @@ ADAMW = dict(lr=0.02, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
 
 
 def format_size(n):
-    """harness/sweep.cpp's format_size: 4096 -> '4K', 1000 -> '1000'."""
+    """core/driver/sweep.cpp's format_size: 4096 -> '4K', 1000 -> '1000'."""
     suffixes = ["", "K", "M", "G", "T"]
     i = 0
     while i < 4 and n != 0 and n % 1024 == 0:

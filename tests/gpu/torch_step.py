@@ -13,7 +13,7 @@ row's `roles_run`): GEMM shapes and layouts, attention shape, memory-bound kerne
 rows x cols, parameter counts, calls per step. Any difference stops it (exit 1, one line):
 it never writes a number for another step than bench_step's.
 
-The step, as bench_step counts it (harness/model/derive_*.cpp), per micro-batch and layer:
+The step, as bench_step counts it (core/model/derive_*.cpp), per micro-batch and layer:
   - linear layers Y = X W^T as three GEMMs, Megatron's way (a custom autograd function):
     forward TN, data gradient NN, weight gradient NT accumulated (beta = 1) into an fp32 main
     gradient: `torch.addmm(main_grad, dY^T, X, out_dtype=float32, out=main_grad)`; where this

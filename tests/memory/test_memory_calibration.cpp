@@ -1,4 +1,4 @@
-// calibration.json's memory section (harness/calibration/memory_tables.*): plateau detection on
+// calibration.json's memory section (app/fit/memory_tables.*): plateau detection on
 // curves with known levels, and the section built from a synthetic results folder whose
 // bench_memory rows follow known plateaus, vector rates and op bandwidths.
 #include <gtest/gtest.h>
@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibration_json.h"
-#include "memory_tables.h"
-#include "results_dir.h"
-#include "synthetic_results.h"
+#include "app/common/calibration_json.h"
+#include "app/fit/memory_tables.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/synthetic_results.h"
 
 namespace gpucal::calibration {
 namespace {

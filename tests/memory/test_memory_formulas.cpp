@@ -1,13 +1,13 @@
 // bench_memory's formulas (kernel_table.h): bytes moved and working set of every kernel
 // against its closed form, the read kernel's partial sums, fma_chain flops, the shared
-// kernel names (TEAM.md), the sets and the cache-level helpers.
+// kernel names (core/formulas/kernel_table.h), the sets and the cache-level helpers.
 #include <gtest/gtest.h>
 
 #include "bench_memory/cache_levels.h"
-#include "bench_memory/kernel_table.h"
+#include "core/formulas/kernel_table.h"
 #include "bench_memory/memory_point.h"
 #include "bench_memory/memory_sets.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::memory;

@@ -11,8 +11,8 @@
 #include "bench_memory/memory_impls.h"
 #include "bench_memory/memory_op.h"
 #include "bench_memory/memory_verify.h"
-#include "harness/driver.h"
-#include "harness/element_convert.h"
+#include "core/driver/driver.h"
+#include "core/backend/element_convert.h"
 
 using namespace gpucal;
 using namespace gpucal::memory;

@@ -7,10 +7,10 @@
 #include <functional>
 #include <limits>
 
-#include "harness/errors.h"
-#include "harness/model/bounds.h"
-#include "harness/model/workload.h"
-#include "usage_error_of.h"
+#include "core/errors.h"
+#include "core/model/bounds.h"
+#include "core/model/workload.h"
+#include "tests/model/usage_error_of.h"
 
 namespace gpucal::model {
 namespace {

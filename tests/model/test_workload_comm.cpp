@@ -5,9 +5,9 @@
 #include <fstream>
 #include <functional>
 
-#include "harness/errors.h"
-#include "harness/model/workload.h"
-#include "usage_error_of.h"
+#include "core/errors.h"
+#include "core/model/workload.h"
+#include "tests/model/usage_error_of.h"
 
 namespace gpucal::model {
 namespace {

@@ -2,8 +2,8 @@
 // published hyper-parameters (the arithmetic is in the comments).
 #include <gtest/gtest.h>
 
-#include "harness/errors.h"
-#include "harness/model/workload.h"
+#include "core/errors.h"
+#include "core/model/workload.h"
 
 namespace gpucal::model {
 namespace {

@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal::model {
 

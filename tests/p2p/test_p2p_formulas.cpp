@@ -7,7 +7,7 @@
 #include "bench_p2p/byte_pattern.h"
 #include "bench_p2p/device_ops.h"
 #include "bench_p2p/p2p_formulas.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::p2p;

@@ -23,7 +23,7 @@ fi
 results=$1 out=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
-gpucal=$here/../../build/harness/calibration/gpucal
+gpucal=$here/../../build/app/gpucal
 args=()
 while [ $# -gt 0 ]; do
   case $1 in

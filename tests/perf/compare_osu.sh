@@ -19,7 +19,7 @@
 # 64^3: the same ratio - 1, and the sampling wall time not spent in timed launches
 # (1 - samples x launches_per_sample x time_us_mean / sampling_time_s); target <= 1%.
 #
-# Allocator: gpucal pins glibc's malloc (no mmap, no trim: harness/malloc_policy.h); OSU runs the
+# Allocator: gpucal pins glibc's malloc (no mmap, no trim: core/measure/malloc_policy.h); OSU runs the
 # same way through MALLOC_MMAP_MAX_=0 and MALLOC_TRIM_THRESHOLD_=SIZE_MAX (--osu-malloc same, the
 # default), so both tools see the same allocator. --osu-malloc glibc runs OSU with glibc's
 # dynamic defaults: its reduce_scatter_block then maps and unmaps a temporary per call from
@@ -71,7 +71,7 @@ find_bin() {
 }
 
 echo "machine: $(nproc) cores; $(uptime)"
-echo "OSU allocator: $osu_malloc (gpucal: pinned, no mmap and no trim, see harness/malloc_policy.h)"
+echo "OSU allocator: $osu_malloc (gpucal: pinned, no mmap and no trim, see core/measure/malloc_policy.h)"
 echo "work folder: $work"
 
 if [ "$skip_osu" = 0 ]; then

@@ -2,10 +2,10 @@
 // by hand in the comments (times in ms).
 #include <gtest/gtest.h>
 
-#include "harness/errors.h"
-#include "harness/predict/op_cost.h"
-#include "harness/predict/predict_command.h"
-#include "harness/predict/step_time.h"
+#include "core/errors.h"
+#include "app/predict/op_cost.h"
+#include "app/predict/predict_command.h"
+#include "app/predict/step_time.h"
 
 namespace gpucal::predict {
 namespace {

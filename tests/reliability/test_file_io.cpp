@@ -1,5 +1,5 @@
-// Checked writes (harness/file_io.h), numeric flag checks (harness/flag_checks.h), CSV records
-// (harness/csv_format.h) and the calibration.json schema check against what gpucal fit writes.
+// Checked writes (core/output/file_io.h), numeric flag checks (core/driver/flag_checks.h), CSV records
+// (core/output/csv_format.h) and the calibration.json schema check against what gpucal fit writes.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,13 +10,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "calibration_json.h"
-#include "calibration_schema.h"
-#include "harness/csv_format.h"
-#include "harness/file_io.h"
-#include "harness/flag_checks.h"
-#include "results_dir.h"
-#include "synthetic_results.h"
+#include "app/common/calibration_json.h"
+#include "app/common/calibration_schema.h"
+#include "core/output/csv_format.h"
+#include "core/output/file_io.h"
+#include "core/driver/flag_checks.h"
+#include "app/common/results_dir.h"
+#include "tests/calibration/synthetic_results.h"
 
 namespace fs = std::filesystem;
 

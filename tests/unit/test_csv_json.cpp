@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/backend.h"
-#include "harness/csv_sink.h"
-#include "harness/metadata.h"
+#include "core/backend/backend.h"
+#include "core/output/csv_sink.h"
+#include "core/output/metadata.h"
 
 using namespace gpucal;
 

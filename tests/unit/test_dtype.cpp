@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "harness/dtype.h"
-#include "harness/element_convert.h"
-#include "harness/errors.h"
+#include "core/backend/dtype.h"
+#include "core/backend/element_convert.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 

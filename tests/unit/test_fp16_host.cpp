@@ -1,4 +1,4 @@
-// The host's hardware fp16 conversions (harness/half_host.h: _Float16, F16C where the
+// The host's hardware fp16 conversions (core/backend/half_host.h: _Float16, F16C where the
 // code is compiled for it) agree bit for bit with the portable narrow_float/widen_float
 // path: every one of the 65536 half patterns widened, and floats narrowed around every
 // rounding boundary (the midpoints between consecutive halves, where round-to-nearest-even
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/half_host.h"
+#include "core/backend/half_host.h"
 
 using namespace gpucal::elem;
 

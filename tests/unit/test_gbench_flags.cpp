@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gbench_flags.h"
+#include "core/driver/gbench_flags.h"
 
 using namespace gpucal;
 

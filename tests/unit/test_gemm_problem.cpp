@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "bench_gemm/gemm_op.h"
-#include "harness/errors.h"
+#include "core/errors.h"
 
 using namespace gpucal;
 using namespace gpucal::gemm;

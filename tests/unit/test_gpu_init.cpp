@@ -1,12 +1,12 @@
 // GPU runtime initialisation: "no driver / no device" is no GPU (tests skip, auto picks the
-// host); a driver that is present with a runtime that fails is an error (harness/gpu_init.h).
+// host); a driver that is present with a runtime that fails is an error (core/backend/gpu_init.h).
 // With the CUDA backend built, the CUDA error codes' mapping is checked too.
 #include <gtest/gtest.h>
 
-#include "harness/gpu_init.h"
-#include "harness/last_level_cache.h"
+#include "core/backend/gpu_init.h"
+#include "core/backend/last_level_cache.h"
 #if defined(GPUCAL_HAVE_CUDA)
-#include "harness/gpu_runtime.h"
+#include "core/backend/gpu_runtime.h"
 #endif
 
 using namespace gpucal;

@@ -1,4 +1,4 @@
-#include "harness/malloc_policy.h"
+#include "core/measure/malloc_policy.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.h"
+#include "core/errors.h"
 
 namespace gpucal {
 namespace {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/backend.h"
-#include "harness/measurement.h"
-#include "harness/team.h"
-#include "harness/thread_world.h"
+#include "core/backend/backend.h"
+#include "core/measure/measurement.h"
+#include "core/world/team.h"
+#include "core/world/thread_world.h"
 
 using namespace gpucal;
 

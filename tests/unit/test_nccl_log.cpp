@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/nccl_log.h"
+#include "core/world/nccl_log.h"
 
 using namespace gpucal;
 

@@ -1,7 +1,7 @@
-// NCCL features gated on the loaded library's ncclGetVersion() code (harness/nccl_versions.h).
+// NCCL features gated on the loaded library's ncclGetVersion() code (core/world/nccl_versions.h).
 #include <gtest/gtest.h>
 
-#include "harness/nccl_versions.h"
+#include "core/world/nccl_versions.h"
 
 using namespace gpucal;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "harness/peaks.h"
+#include "core/formulas/peaks.h"
 
 using namespace gpucal;
 

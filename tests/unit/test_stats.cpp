@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/stats.h"
+#include "core/measure/stats.h"
 
 using gpucal::percentile_sorted;
 using gpucal::summarize;

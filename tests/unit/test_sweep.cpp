@@ -2,8 +2,8 @@
 
 #include <fstream>
 
-#include "harness/errors.h"
-#include "harness/sweep.h"
+#include "core/errors.h"
+#include "core/driver/sweep.h"
 
 using namespace gpucal;
 using V = std::vector<int64_t>;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "harness/telemetry.h"
+#include "core/measure/telemetry.h"
 
 using namespace gpucal;
 

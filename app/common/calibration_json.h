@@ -1,0 +1,23 @@
+// calibration.json: everything `gpucal fit` derives from a results folder, in one
+// versioned document (schema in results/SCHEMA.md). The exporters read
+// this document, so a modeler can re-export from a calibration.json alone.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "app/common/results_dir.h"
+
+namespace gpucal::calibration {
+
+// Bump on any change a reader could notice (renamed key, changed unit, changed meaning).
+constexpr int kCalibrationSchemaVersion = 1;
+
+nlohmann::json build_calibration(const ResultsDir& results);
+
+// Writes pretty-printed JSON atomically (core/output/file_io.h); throws OpenError or WriteError.
+void write_json_file(const nlohmann::json& document, const std::string& path);
+// Reads and checks the file against the schema (calibration_schema.h): throws SchemaError
+// naming the file and the JSON path, std::runtime_error for unreadable or malformed JSON.
+nlohmann::json read_calibration_file(const std::string& path);
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,46 @@
+// A results folder as the benches leave it: <bench>.csv (+ <bench>.json sidecar,
+// + <bench>.samples.csv) for bench in gemm, attention, collectives, p2p, memory; any subset.
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/common/csv_table.h"
+
+namespace gpucal::calibration {
+
+inline const std::vector<std::string>& known_benches() {
+  static const std::vector<std::string> benches{"gemm", "attention", "collectives", "p2p", "memory"};
+  return benches;
+}
+
+struct BenchResults {
+  std::string bench;
+  CsvTable table;
+  std::vector<std::size_t> ok_rows;  // rows with status == ok (the only ones fits use)
+  nlohmann::json sidecar;            // null when FILE.json is absent
+  std::optional<std::map<std::string, std::vector<double>>> samples_by_point;  // FILE.samples.csv
+};
+
+struct ResultsDir {
+  std::string path;
+  std::map<std::string, BenchResults> benches;  // by bench name
+  std::vector<std::string> warnings;            // torn last lines dropped ("file:line: ...")
+  const BenchResults* find(const std::string& bench) const {
+    auto it = benches.find(bench);
+    return it == benches.end() ? nullptr : &it->second;
+  }
+};
+
+// Throws std::runtime_error when the folder is missing or holds none of the bench CSVs,
+// CsvError when a CSV is malformed or lacks the common columns, when a row's schema_version
+// is not one this gpucal reads, or when an ok row has a time that is not a positive finite
+// number (the message names file, line and column).
+ResultsDir load_results_dir(const std::string& path);
+
+// Columns every bench writes (the common block of the CSV schema).
+const std::vector<std::string>& common_columns();
+
+}  // namespace gpucal::calibration

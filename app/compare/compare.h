@@ -1,0 +1,69 @@
+// Comparison of two results folders, point by point: rows are matched on (bench, point),
+// a point's Google Benchmark repetitions (`repetition` column) aggregated into one;
+// a point is a regression when its time difference is statistically significant AND the
+// current median is slower than the baseline's by more than the relative threshold, so
+// noise is never a regression. Significance: two-sided Mann–Whitney U on the per-sample
+// times (FILE.samples.csv) when both runs have at least kMinSamplesForUTest samples of the
+// point, else "the [p10, p90] intervals of the two runs do not overlap".
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/common/results_dir.h"
+
+namespace gpucal::calibration {
+
+struct CompareOptions {
+  double threshold = 0.05;  // relative change of time_us_median that matters
+  double alpha = 0.05;      // significance level of the U test
+};
+
+constexpr int kMinSamplesForUTest = 5;
+
+enum class Verdict {
+  regression,        // significant and slower by > threshold
+  improvement,       // significant and faster by > threshold
+  unchanged,         // not significant, or within the threshold
+  status_changed,    // ok in one run, not ok in the other (a failure when the current one errs)
+  not_compared,      // ok in neither run
+  only_in_baseline,
+  only_in_current,
+};
+const char* verdict_name(Verdict v);
+
+struct PointComparison {
+  std::string bench, point;
+  Verdict verdict = Verdict::unchanged;
+  bool is_failure = false;  // counts against the exit code / JUnit
+  std::optional<double> baseline_median_us, current_median_us;
+  std::optional<double> ratio;  // current / baseline median time (> 1: slower)
+  std::string test;             // "mann-whitney-u", "p10-p90-disjoint" or ""
+  std::optional<double> p_value;
+  bool significant = false;
+  std::string detail;
+};
+
+struct EnvironmentChange {
+  std::string what;  // e.g. "gemm.csv device", "collectives.json: libraries.nccl"
+  std::string baseline, current;
+};
+
+struct CompareResult {
+  CompareOptions options;
+  std::string baseline_dir, current_dir;
+  std::vector<EnvironmentChange> environment_changes;
+  std::vector<PointComparison> points;
+  int count(Verdict v) const;
+  int failures() const;
+};
+
+CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current, const CompareOptions& options);
+
+// Differences in device/driver/library facts between two sidecars, flattened to
+// "key.path" strings; volatile keys (times, clocks, temperatures, power, hosts, commands)
+// are ignored. Exposed for tests.
+std::vector<EnvironmentChange> sidecar_changes(const std::string& label, const nlohmann::json& baseline,
+                                               const nlohmann::json& current);
+
+}  // namespace gpucal::calibration

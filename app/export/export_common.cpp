@@ -1,0 +1,109 @@
+#include "app/export/export_common.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/output/file_io.h"
+
+namespace gpucal::calibration {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& export_targets() {
+  static const std::vector<std::string> targets{"calculon", "astrasim", "nersc", "vtrain"};
+  return targets;
+}
+
+std::vector<ExportReport> export_to(const json& calibration, const std::string& target,
+                                    const std::string& out_dir, const ExportSettings& settings) {
+  std::vector<ExportReport> reports;
+  const bool all = target == "all";
+  if (!all && std::find(export_targets().begin(), export_targets().end(), target) == export_targets().end())
+    throw std::invalid_argument("unknown export target '" + target +
+                                "' (calculon, astrasim, nersc, vtrain, all)");
+  if (all || target == "calculon") reports.push_back(export_calculon(calibration, settings, out_dir));
+  if (all || target == "astrasim") reports.push_back(export_astrasim(calibration, settings, out_dir));
+  if (all || target == "nersc") reports.push_back(export_nersc(calibration, settings, out_dir));
+  if (all || target == "vtrain") reports.push_back(export_vtrain(calibration, settings, out_dir));
+  return reports;
+}
+
+std::string format_export_report(const ExportReport& r, bool with_refusals) {
+  std::ostringstream s;
+  if (!r.ok()) {
+    s << r.consumer << ": REFUSED, nothing written (" << r.refused.size() << " required figure(s) missing)\n";
+    if (with_refusals)
+      for (const auto& line : r.refused) s << "  missing: " << line << "\n";
+  } else {
+    s << r.consumer << ": wrote";
+    for (const auto& f : r.files_written) s << " " << f;
+    s << "\n";
+  }
+  for (const auto& a : r.assumed) s << "  assumed: " << a << "\n";
+  for (const auto& n : r.notes) s << "  note: " << n << "\n";
+  return s.str();
+}
+
+void write_export(ExportReport& report, const std::string& out_dir,
+                  const std::vector<std::pair<std::string, std::string>>& files) {
+  if (!report.ok()) return;
+  const std::string dir = ensure_dir(out_dir, report.consumer);
+  for (const auto& [name, text] : files) {
+    const fs::path path = fs::path(dir) / name;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw std::runtime_error(path.parent_path().string() + ": cannot create: " + ec.message());
+    write_text_file(path.string(), text);
+    report.files_written.push_back(path.string());
+  }
+  const std::string notes = (fs::path(dir) / "export_notes.txt").string();
+  report.files_written.push_back(notes);
+  write_text_file(notes,
+                  "# gpucal export notes: what fills each field, converted how, and what is assumed\n" +
+                      format_export_report(report));
+}
+
+std::string calculon_dtype_name(const std::string& dtype) {
+  if (dtype == "bf16") return "bfloat16";
+  if (dtype == "fp16") return "float16";
+  if (dtype == "fp32") return "float32";
+  if (dtype == "fp64") return "float64";
+  if (dtype.rfind("fp8", 0) == 0) return "float8";
+  return dtype;
+}
+
+std::string nccl_type_name(const std::string& dtype) {
+  if (dtype == "bf16") return "bfloat16";
+  if (dtype == "fp16") return "half";
+  if (dtype == "fp32") return "float";
+  if (dtype == "fp64") return "double";
+  return dtype;  // int8, uint8, int32, ... are already nccl-tests names
+}
+
+std::optional<int> dtype_size_bytes(const std::string& dtype) {
+  if (dtype == "fp64" || dtype == "int64" || dtype == "uint64") return 8;
+  if (dtype == "fp32" || dtype == "int32" || dtype == "uint32") return 4;
+  if (dtype == "fp16" || dtype == "bf16") return 2;
+  if (dtype == "int8" || dtype == "uint8" || dtype.rfind("fp8", 0) == 0) return 1;
+  return std::nullopt;
+}
+
+std::string format_number(double value) {
+  return json(value).dump();
+}
+
+std::string ensure_dir(const std::string& out_dir, const std::string& sub) {
+  const fs::path dir = fs::path(out_dir) / sub;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir.string() + ": cannot create: " + ec.message());
+  return dir.string();
+}
+
+void write_text_file(const std::string& path, const std::string& text) { write_file_atomic(path, text); }
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,65 @@
+// Shared pieces of the exporters (export_calculon/astrasim/nersc/vtrain.cpp). Exporters read a
+// calibration.json document (calibration_json.h) and write the files one consumer loads
+// UNMODIFIED: every field its code requires, in its units, with values converted so that the
+// consumer's own formula reproduces our measurement (docs/field-reference.md lists what each tool's code
+// reads). A required figure that is neither measured nor given with --set makes the export
+// refuse: nothing is written for that consumer, and each missing figure is one line naming the
+// run that measures it and the --set key that supplies it. Values that are not measurements
+// (tool settings, the modelled machine) are listed in ExportReport::assumed.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/export/export_settings.h"
+
+namespace gpucal::calibration {
+
+struct ExportReport {
+  std::string consumer;
+  std::vector<std::string> files_written;
+  std::vector<std::string> refused;  // one line per missing required figure; nothing written when not empty
+  std::vector<std::string> assumed;  // "field = value: why" for every value that is not a measurement
+  std::vector<std::string> notes;    // which measurement fills which field, and how it was converted
+  bool ok() const { return refused.empty(); }
+};
+
+ExportReport export_calculon(const nlohmann::json& calibration, const ExportSettings& settings,
+                             const std::string& out_dir);
+ExportReport export_astrasim(const nlohmann::json& calibration, const ExportSettings& settings,
+                             const std::string& out_dir);
+ExportReport export_nersc(const nlohmann::json& calibration, const ExportSettings& settings,
+                          const std::string& out_dir);
+ExportReport export_vtrain(const nlohmann::json& calibration, const ExportSettings& settings,
+                           const std::string& out_dir);
+
+// target: calculon | astrasim | nersc | vtrain | all. Each consumer writes under out_dir/<consumer>/,
+// with export_notes.txt (the report) beside its files.
+std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std::string& target,
+                                    const std::string& out_dir, const ExportSettings& settings = {});
+const std::vector<std::string>& export_targets();
+// The report as text; with_refusals = false leaves the "missing:" lines out (the command prints
+// those on stderr).
+std::string format_export_report(const ExportReport& report, bool with_refusals = true);
+
+// Writes `files` (name relative to out_dir/<consumer>, content) and export_notes.txt when the
+// report has no refusals, and records them in files_written; writes nothing otherwise.
+void write_export(ExportReport& report, const std::string& out_dir,
+                  const std::vector<std::pair<std::string, std::string>>& files);
+
+// ---- helpers shared by the exporters ----
+
+// Our dtype names -> Calculon / nccl-tests names; bytes per element.
+std::string calculon_dtype_name(const std::string& dtype);
+std::string nccl_type_name(const std::string& dtype);
+std::optional<int> dtype_size_bytes(const std::string& dtype);
+
+
+std::string ensure_dir(const std::string& out_dir, const std::string& sub);
+// A number as JSON/YAML/CSV text: shortest round-trip form, never "1e+02" for integers.
+std::string format_number(double value);
+void write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,310 @@
+#include "app/fit/comm_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "app/fit/comm_forms.h"
+#include "core/formulas/collective_formulas.h"
+
+namespace gpucal::calibration {
+
+using nlohmann::json;
+
+namespace {
+
+std::string key_of(const json& g) {
+  return g.value("collective", "?") + "/" + g.value("dtype", "?") + "/n" +
+         std::to_string(g.value("nranks", int64_t{0})) + "/rpn" +
+         std::to_string(g.value("ranks_per_node", int64_t{0})) + "/nodes" +
+         std::to_string(g.value("nnodes", int64_t{0}));
+}
+
+bool usable(const json& g, const std::string& form) {
+  return g.contains(form) && !g[form].contains("error");
+}
+
+std::string best_form(const json& g) {
+  if (g.contains("best") && g["best"].contains("form") && g["best"]["form"].is_string()) {
+    const std::string f = g["best"]["form"];
+    if (usable(g, f)) return f;
+  }
+  for (const auto& f : comm_form_names())
+    if (usable(g, f)) return f;
+  throw std::invalid_argument("group " + key_of(g) + " has no fitted form");
+}
+
+// The form that extends beyond the measured sizes: regime (latency and bandwidth terms per
+// regime), else alpha_beta, else whatever is best.
+std::string extension_form(const json& g) {
+  for (const char* f : {"regime", "alpha_beta"})
+    if (usable(g, f)) return f;
+  return best_form(g);
+}
+
+std::pair<double, double> size_range(const json& g) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : g["points"]) {
+    lo = std::min(lo, p["size_bytes"].get<double>());
+    hi = std::max(hi, p["size_bytes"].get<double>());
+  }
+  return {lo, hi};
+}
+
+bool inside(const json& g, double size) {
+  const auto [lo, hi] = size_range(g);
+  return size >= lo * (1 - 1e-9) && size <= hi * (1 + 1e-9);
+}
+
+// The median of the group's measured times at `size`, when it was measured.
+std::optional<double> measured_at(const json& g, double size) {
+  std::vector<double> times;
+  for (const auto& p : g["points"])
+    if (std::abs(p["size_bytes"].get<double>() - size) <= 1e-9 * size) times.push_back(p["time_us_median"]);
+  if (times.empty()) return std::nullopt;
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+double group_bus_factor(const json& g) {
+  return g.value("bus_factor", 1.0);
+}
+
+// A group's own time at `size`: measured, its best form inside its sizes, its extension form
+// outside. `form` and `where` say which.
+double own_time_us(const json& g, double size, std::string& form, bool& in_range, bool& measured) {
+  in_range = inside(g, size);
+  measured = false;
+  if (auto t = measured_at(g, size)) {
+    form = "measured";
+    measured = true;
+    return *t;
+  }
+  form = in_range ? best_form(g) : extension_form(g);
+  return predict_comm_form(form, g[form], size, group_bus_factor(g));
+}
+
+// The regime line (alpha_us, us per bus byte) that covers `bus_bytes` in a group's regime fit,
+// with its index and the regime count; nullopt without a regime fit.
+struct Line {
+  double alpha_us = 0, us_per_bus_byte = 0;
+  std::size_t index = 0, count = 1;
+};
+std::optional<Line> regime_line(const json& g, double bus_bytes) {
+  if (!usable(g, "regime")) return std::nullopt;
+  const json& segs = g["regime"]["segments"];
+  std::size_t pick = segs.size() - 1;
+  for (std::size_t s = 0; s < segs.size(); ++s) {
+    // A size in a gap belongs to the nearer regime (in log size).
+    const double to = segs[s]["to_bus_bytes"];
+    if (bus_bytes <= to) {
+      pick = s;
+      if (s > 0 && bus_bytes < segs[s]["from_bus_bytes"].get<double>()) {
+        const double prev_to = segs[s - 1]["to_bus_bytes"], from = segs[s]["from_bus_bytes"];
+        if (std::log(bus_bytes / prev_to) < std::log(from / bus_bytes)) pick = s - 1;
+      }
+      break;
+    }
+  }
+  const json& seg = segs[pick];
+  Line l;
+  l.alpha_us = seg["alpha_us"];
+  l.us_per_bus_byte = seg["beta_gbps"].is_number() ? 1.0 / (seg["beta_gbps"].get<double>() * 1e3) : 0.0;
+  l.index = pick;
+  l.count = segs.size();
+  return l;
+}
+
+std::string fixed(double v, int digits = 3) {
+  std::ostringstream o;
+  o.precision(digits);
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+std::string to_string(Provenance p) {
+  switch (p) {
+    case Provenance::measured:
+      return "measured";
+    case Provenance::interpolated:
+      return "interpolated";
+    case Provenance::extrapolated:
+      return "extrapolated";
+  }
+  return "?";
+}
+
+CommModel::CommModel(const json& calibration) {
+  if (!calibration.contains("communication") || !calibration["communication"].contains("collectives") ||
+      !calibration["communication"]["collectives"].is_array() ||
+      calibration["communication"]["collectives"].empty())
+    throw std::invalid_argument("calibration has no communication.collectives groups");
+  groups_ = calibration["communication"]["collectives"];
+  for (const json& g : groups_) {
+    CommGroupInfo i;
+    i.key = key_of(g);
+    i.collective = g.value("collective", "");
+    i.dtype = g.value("dtype", "");
+    i.nranks = g.value("nranks", int64_t{0});
+    i.nnodes = g.value("nnodes", int64_t{0});
+    i.ranks_per_node = g.value("ranks_per_node", int64_t{0});
+    std::tie(i.min_size_bytes, i.max_size_bytes) = size_range(g);
+    try {
+      i.best_form = best_form(g);
+    } catch (const std::invalid_argument&) {
+      i.best_form = "";
+    }
+    info_.push_back(i);
+  }
+}
+
+CommPrediction CommModel::predict(const CommQuery& query) const {
+  CommQuery q = query;
+  if (!is_known_collective(q.collective))
+    throw std::invalid_argument("unknown collective '" + q.collective + "'");
+  if (q.nranks < 2) throw std::invalid_argument("nranks must be >= 2");
+  if (!(q.size_bytes > 0)) throw std::invalid_argument("size must be > 0 bytes");
+  if (q.nnodes <= 0 && q.ranks_per_node <= 0) throw std::invalid_argument("give nnodes or ranks_per_node");
+  if (q.nnodes <= 0) q.nnodes = (q.nranks + q.ranks_per_node - 1) / q.ranks_per_node;
+  if (q.ranks_per_node <= 0) q.ranks_per_node = (q.nranks + q.nnodes - 1) / q.nnodes;
+  if (q.nnodes * q.ranks_per_node < q.nranks || q.nnodes > q.nranks)
+    throw std::invalid_argument(std::to_string(q.nranks) + " ranks do not fit " + std::to_string(q.nnodes) +
+                                " node(s) x " + std::to_string(q.ranks_per_node) + " ranks per node");
+  const bool inter = q.nnodes > 1;
+  const std::string tier = inter ? "inter-node" : "intra-node";
+
+  // Candidates: the collective, the dtype (or the preferred one per rank/node count), the tier.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, const json*> chosen;
+  std::vector<std::string> seen;
+  for (const json& g : groups_) {
+    if (g.value("collective", "") != q.collective) continue;
+    seen.push_back(key_of(g));
+    if ((g.value("nnodes", int64_t{1}) > 1) != inter) continue;
+    if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
+    const auto k = std::make_tuple(g.value("nranks", int64_t{0}), g.value("nnodes", int64_t{0}),
+                                   g.value("ranks_per_node", int64_t{0}));
+    auto rank = [](const json& x) {
+      const std::string d = x.value("dtype", "");
+      return std::make_pair(d == "fp32" ? 2 : d == "bf16" ? 1 : 0, x["points"].size());
+    };
+    const json*& current = chosen[k];
+    if (!current || rank(g) > rank(*current)) current = &g;
+  }
+  if (chosen.empty()) {
+    std::string have;
+    for (const auto& s : seen) have += (have.empty() ? "" : ", ") + s;
+    throw std::invalid_argument("no " + tier + " " + q.collective + (q.dtype.empty() ? "" : " " + q.dtype) +
+                                " measurements to predict from" +
+                                (have.empty() ? "" : " (have: " + have + ")") +
+                                "; predictions do not cross link tiers");
+  }
+  CommPrediction out;
+  const double factor = bus_factor(q.collective, static_cast<int>(q.nranks));
+  auto finish = [&](double time_us) {
+    out.time_us = time_us;
+    out.time_s = time_us * 1e-6;
+    out.algbw_gbps = q.size_bytes / time_us / 1e3;
+    out.busbw_gbps = out.algbw_gbps * factor;
+    return out;
+  };
+
+  // 1. The group itself.
+  for (const auto& [k, g] : chosen) {
+    if (std::get<0>(k) != q.nranks || std::get<1>(k) != q.nnodes) continue;
+    bool in_range = false, measured = false;
+    const double t = own_time_us(*g, q.size_bytes, out.form, in_range, measured);
+    out.groups = {key_of(*g)};
+    out.provenance = measured   ? Provenance::measured
+                     : in_range ? Provenance::interpolated
+                                : Provenance::extrapolated;
+    out.method = measured   ? "the measured median at this size"
+                 : in_range ? "the group's best form (" + out.form + ") between measured sizes"
+                            : "the group's " + out.form + " form beyond its measured sizes";
+    return finish(t);
+  }
+
+  // Prefer groups with the query's ranks per node (inter-node: the NIC share per rank).
+  std::vector<const json*> same_rpn, all;
+  for (const auto& [k, g] : chosen) {
+    all.push_back(g);
+    if (std::get<2>(k) == q.ranks_per_node) same_rpn.push_back(g);
+  }
+  const std::vector<const json*>& pool = !inter || same_rpn.empty() ? all : same_rpn;
+  std::string rpn_note;
+  if (inter && same_rpn.empty())
+    rpn_note =
+        "; no group has " + std::to_string(q.ranks_per_node) + " ranks per node, bandwidth taken as measured";
+
+  // 2. Between two measured rank counts: bus bandwidth interpolated in log2 n.
+  const json *below = nullptr, *above = nullptr;
+  for (const json* g : pool) {
+    const int64_t n = g->value("nranks", int64_t{0});
+    if (n < q.nranks && (!below || n > below->value("nranks", int64_t{0}))) below = g;
+    if (n > q.nranks && (!above || n < above->value("nranks", int64_t{0}))) above = g;
+  }
+  if (below && above) {
+    std::string f1, f2;
+    bool in1, in2, m1, m2;
+    const double t1 = own_time_us(*below, q.size_bytes, f1, in1, m1);
+    const double t2 = own_time_us(*above, q.size_bytes, f2, in2, m2);
+    const double n1 = below->value("nranks", 2.0), n2 = above->value("nranks", 2.0);
+    const double bw1 = q.size_bytes * group_bus_factor(*below) / t1,
+                 bw2 = q.size_bytes * group_bus_factor(*above) / t2;
+    const double u =
+        (std::log2(static_cast<double>(q.nranks)) - std::log2(n1)) / (std::log2(n2) - std::log2(n1));
+    const double busbw = std::exp((1 - u) * std::log(bw1) + u * std::log(bw2));  // bytes per µs
+    out.groups = {key_of(*below), key_of(*above)};
+    out.form = f1 == f2 ? f1 : f1 + "+" + f2;
+    out.provenance = in1 && in2 ? Provenance::interpolated : Provenance::extrapolated;
+    out.method = "bus bandwidth interpolated in log2(ranks) between " + fixed(n1, 6) + " and " +
+                 fixed(n2, 6) + " measured ranks (" + tier + ")" + rpn_note;
+    return finish(q.size_bytes * factor / busbw);
+  }
+
+  // 3. Beyond the measured rank counts: the nearest group's regime lines, alpha scaled.
+  const json* near = nullptr;
+  double distance = INFINITY;
+  for (const json* g : pool) {
+    const double d = std::abs(std::log2(g->value("nranks", 2.0)) - std::log2(static_cast<double>(q.nranks)));
+    if (d < distance) {
+      distance = d;
+      near = g;
+    }
+  }
+  const int64_t n0 = near->value("nranks", int64_t{2});
+  const double bus_bytes = q.size_bytes * factor;
+  Line line;
+  std::string form = "regime";
+  if (auto l = regime_line(*near, bus_bytes)) {
+    line = *l;
+  } else if (usable(*near, "alpha_beta")) {
+    form = "alpha_beta";
+    line.alpha_us = (*near)["alpha_beta"]["alpha_us"];
+    line.us_per_bus_byte = 1.0 / ((*near)["alpha_beta"]["beta_gbps"].get<double>() * 1e3);
+  } else {
+    throw std::invalid_argument("group " + key_of(*near) +
+                                " has neither a regime nor an alpha-beta fit to scale");
+  }
+  // Trees (log2 n steps) for allreduce's latency-bound regimes, rings/pipelines (n - 1 steps)
+  // for the rest and for the bandwidth-bound last regime.
+  const bool tree = q.collective == "allreduce" && line.index + 1 < line.count;
+  const double scale = tree ? std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0))
+                            : static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  out.groups = {key_of(*near)};
+  out.form = form;
+  out.provenance = Provenance::extrapolated;
+  out.method =
+      "from " + fixed(static_cast<double>(n0), 6) + " measured ranks: " + form +
+      (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
+                        : "") +
+      ", alpha x " + fixed(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
+      " bus bandwidth kept" + rpn_note;
+  return finish(line.alpha_us * scale + bus_bytes * line.us_per_bus_byte);
+}
+
+}  // namespace gpucal::calibration

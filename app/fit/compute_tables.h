@@ -1,0 +1,35 @@
+// Compute calibration tables from the ok rows: GEMM best throughput and efficiency step
+// tables per dtype, attention efficiency by sequence length and head dim. Output goes into
+// calibration.json's "compute" section (results/SCHEMA.md); "memory" is memory_tables.h.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/common/results_dir.h"
+
+namespace gpucal::calibration {
+
+// Calculon's descending step table: entries [threshold, eff] sorted by threshold
+// descending; a consumer takes the first entry whose threshold <= its op size.
+using StepTable = std::vector<std::pair<double, double>>;
+
+// Buckets (x, eff) pairs by floor(log2 x) and takes each bucket's median eff; the
+// threshold is the bucket's lower edge 2^floor(log2 x). Descending by threshold.
+StepTable step_table_by_log2_bucket(const std::vector<std::pair<double, double>>& x_eff);
+
+// The table as JSON: [[threshold, eff], ...].
+nlohmann::json step_table_json(const StepTable& table);
+// Median of a non-empty sample (the mean of the two middle values for an even count).
+double median_of(std::vector<double> v);
+
+// The result of a lookup in a descending step table, nullopt when x is below every threshold.
+std::optional<double> step_lookup(const StepTable& table, double x);
+
+// Appends messages about excluded rows (e.g. efficiency above peak) to `warnings`.
+nlohmann::json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings);
+nlohmann::json attention_tables(const BenchResults& attention, std::vector<std::string>& warnings);
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,226 @@
+// Format detection, dtype names, rank/node resolution and the printed-bandwidth check shared by
+// the three readers (import_nccl_tests.cpp, import_nccl_json.cpp, import_osu.cpp).
+#include "app/import/import_log.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/formulas/collective_formulas.h"
+#include "app/import/import_parsers.h"
+
+namespace gpucal::calibration {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+enum class Format { nccl_json, osu, nccl_text, unknown };
+
+Format detect(const std::string& path, const std::vector<LogLine>& lines, nlohmann::json& doc) {
+  std::size_t first = 0;
+  while (first < lines.size() && trim(lines[first].text).empty()) ++first;
+  if (first < lines.size() && trim(lines[first].text).rfind("{", 0) == 0) {
+    std::ifstream in(path);
+    std::stringstream all;
+    all << in.rdbuf();
+    try {
+      doc = nlohmann::json::parse(all.str());
+    } catch (const nlohmann::json::exception& e) {
+      throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
+    }
+    if (doc.is_object() && doc.contains("results")) return Format::nccl_json;
+    throw ImportError(path, lines[first].number, "JSON without a 'results' list: not nccl-tests -J output");
+  }
+  static const std::regex kOsu(R"(^#\s*OSU\s)");
+  static const std::regex kNccl(
+      R"(^(#\s*nThread\s|#\s*nccl-tests version|rccl-tests:\s*Version|#\s+size\s+count\s+type))");
+  for (const auto& l : lines) {
+    if (std::regex_search(l.text, kOsu)) return Format::osu;
+    if (std::regex_search(l.text, kNccl)) return Format::nccl_text;
+  }
+  return Format::unknown;
+}
+
+}  // namespace
+
+std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
+  const std::vector<LogLine> lines = read_log_lines(path);
+  nlohmann::json doc;
+  switch (detect(path, lines, doc)) {
+    case Format::nccl_json:
+      return parse_nccl_tests_json(path, doc, options);
+    case Format::osu:
+      return parse_osu(path, lines, options);
+    case Format::nccl_text:
+      return parse_nccl_tests_text(path, lines, options);
+    case Format::unknown:
+      break;
+  }
+  throw ImportError(path, lines.empty() ? 0 : 1,
+                    lines.empty()
+                        ? "empty file"
+                        : "unknown log format: no nccl-tests/rccl-tests header ('# nThread', column header), "
+                          "no '# OSU' title and no nccl-tests JSON");
+}
+
+std::string gpucal_dtype(const std::string& source_type) {
+  static const std::map<std::string, std::string> names = {{"float", "fp32"},
+                                                           {"half", "fp16"},
+                                                           {"bfloat16", "bf16"},
+                                                           {"double", "fp64"},
+                                                           {"int32", "int32"},
+                                                           {"int", "int32"},
+                                                           {"int8", "int8"},
+                                                           {"char", "int8"},
+                                                           {"uint8", "uint8"},
+                                                           {"uint32", "uint32"},
+                                                           {"int64", "int64"},
+                                                           {"uint64", "uint64"},
+                                                           {"f8e4m3", "fp8_e4m3"},
+                                                           {"f8e5m2", "fp8_e5m2"},
+                                                           {"fp8_e4m3", "fp8_e4m3"},
+                                                           {"fp8_e5m2", "fp8_e5m2"},
+                                                           {"mpi_char", "int8"},
+                                                           {"mpi_signed_char", "int8"},
+                                                           {"mpi_unsigned_char", "uint8"},
+                                                           {"mpi_byte", "uint8"},
+                                                           {"mpi_int", "int32"},
+                                                           {"mpi_float", "fp32"},
+                                                           {"mpi_double", "fp64"},
+                                                           {"mpi_long", "int64"},
+                                                           {"fp32", "fp32"},
+                                                           {"fp16", "fp16"},
+                                                           {"bf16", "bf16"},
+                                                           {"fp64", "fp64"}};
+  std::string key = lower(trim(source_type));
+  while (!key.empty() && key.back() == '.') key.pop_back();
+  const auto it = names.find(key);
+  return it == names.end() ? key : it->second;
+}
+
+int dtype_size_bytes_of(const std::string& dtype) {
+  static const std::map<std::string, int> sizes = {
+      {"fp64", 8}, {"int64", 8}, {"uint64", 8}, {"fp32", 4},  {"int32", 4},    {"uint32", 4},
+      {"fp16", 2}, {"bf16", 2},  {"int8", 1},   {"uint8", 1}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}};
+  const auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) {
+  const std::string& file = run.source_file;
+  const LauncherCounts launcher = parse_launcher(run.command_line);
+  // Ranks.
+  if (!run.ranks.empty()) {
+    std::set<int> ids;
+    for (const auto& r : run.ranks) ids.insert(r.rank);
+    if (ids.size() != run.ranks.size())
+      throw ImportError(file, line,
+                        "the '# Using devices' list names a rank twice (two runs' headers interleaved?)");
+    run.nranks = static_cast<int>(run.ranks.size());
+    run.nranks_from = "rank list";
+    if (options.nranks && *options.nranks != run.nranks)
+      run.notes.push_back("--nranks " + std::to_string(*options.nranks) + " ignored: the log lists " +
+                          std::to_string(run.nranks) + " ranks");
+  } else if (run.nranks > 0) {
+    // the reader set it (OSU point-to-point: always 2)
+  } else if (options.nranks) {
+    run.nranks = *options.nranks;
+    run.nranks_from = "--nranks";
+  } else if (launcher.nranks) {
+    run.nranks = *launcher.nranks;
+    run.nranks_from = "command line";
+  } else if (!run.collective.empty()) {
+    std::vector<int> inferred;
+    for (const auto& p : run.collectives)
+      if (p.algbw_gbps && p.busbw_gbps && *p.algbw_gbps >= 0.5)
+        if (auto n = nranks_from_bus_ratio(run.collective, *p.busbw_gbps / *p.algbw_gbps))
+          inferred.push_back(*n);
+    if (!inferred.empty()) {
+      std::nth_element(inferred.begin(), inferred.begin() + inferred.size() / 2, inferred.end());
+      run.nranks = inferred[inferred.size() / 2];
+      run.nranks_from = "busbw/algbw";
+      run.unknown.push_back("rank list (no '# Using devices' lines): " + std::to_string(run.nranks) +
+                            " ranks inferred from busbw/algbw");
+    }
+  }
+  if (run.nranks < 1)
+    throw ImportError(file, line,
+                      "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
+  // Nodes.
+  std::map<std::string, int> per_host;
+  for (const auto& r : run.ranks) ++per_host[r.host];
+  if (!per_host.empty()) {
+    run.nnodes = static_cast<int>(per_host.size());
+    run.ranks_per_node = 0;
+    for (const auto& [host, n] : per_host) run.ranks_per_node = std::max(run.ranks_per_node, n);
+    run.nodes_from = "host names";
+    if (options.ranks_per_node && *options.ranks_per_node != run.ranks_per_node)
+      run.notes.push_back("--ranks-per-node " + std::to_string(*options.ranks_per_node) +
+                          " ignored: the log's host names give " + std::to_string(run.ranks_per_node));
+  } else if (options.ranks_per_node) {
+    run.ranks_per_node = std::min(*options.ranks_per_node, run.nranks);
+    run.nnodes = (run.nranks + run.ranks_per_node - 1) / run.ranks_per_node;
+    run.nodes_from = "--ranks-per-node";
+    run.unknown.push_back("host names (no '# Using devices' lines): nodes from --ranks-per-node");
+  } else if (launcher.ranks_per_node || launcher.nnodes) {
+    run.ranks_per_node = launcher.ranks_per_node ? *launcher.ranks_per_node
+                                                 : (run.nranks + *launcher.nnodes - 1) / *launcher.nnodes;
+    run.ranks_per_node = std::min(run.ranks_per_node, run.nranks);
+    run.nnodes = (run.nranks + run.ranks_per_node - 1) / run.ranks_per_node;
+    run.nodes_from = "command line";
+    run.unknown.push_back("host names: nodes taken from the launcher's command line");
+  } else {
+    throw ImportError(file, line,
+                      "ranks per node unknown (the log names no hosts and no launcher counts); pass "
+                      "--ranks-per-node N");
+  }
+  // Device name.
+  std::map<std::string, int> names;
+  for (const auto& r : run.ranks)
+    if (!trim(r.device_name).empty()) ++names[trim(r.device_name)];
+  if (!names.empty()) {
+    run.device = std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) {
+                   return a.second < b.second;
+                 })->first;
+    if (names.size() > 1)
+      run.notes.push_back("ranks report " + std::to_string(names.size()) + " device names");
+  } else if (!options.device.empty()) {
+    run.device = options.device;
+    run.unknown.push_back("device name: from --device");
+  } else {
+    run.unknown.push_back("device name (pass --device NAME)");
+  }
+}
+
+void check_printed_bandwidths(const ImportedRun& run, bool time_is_cputime) {
+  if (run.collective == "hypercube") return;  // nccl-tests prints its algbw equal to busbw
+  const double factor = bus_factor(run.collective, run.nranks);
+  for (const auto& p : run.collectives) {
+    if (p.algbw_gbps && !time_is_cputime) {
+      // Printed with 2 decimals (1 above 1000) from the same time; allow that and 1% more.
+      const double computed = p.size_bytes / p.time_us / 1e3;
+      if (std::abs(*p.algbw_gbps - computed) > 0.011 + 0.01 * computed)
+        throw ImportError(run.source_file, p.line,
+                          "algbw " + std::to_string(*p.algbw_gbps) + " GB/s does not match size/time = " +
+                              std::to_string(computed) + " GB/s (a corrupted row?)");
+    }
+    if (p.algbw_gbps && p.busbw_gbps &&
+        std::abs(*p.busbw_gbps - *p.algbw_gbps * factor) > 0.011 + 0.01 * *p.busbw_gbps)
+      throw ImportError(run.source_file, p.line,
+                        "busbw/algbw = " + std::to_string(*p.busbw_gbps / *p.algbw_gbps) + " but " +
+                            run.collective + "'s bus factor at " + std::to_string(run.nranks) + " ranks is " +
+                            std::to_string(factor) + " (is the rank count right? it came from the " +
+                            run.nranks_from + ")");
+  }
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,403 @@
+// nccl-tests and rccl-tests text output. What this reader knows of the format (nccl-tests 2.x
+// src/common.cu and util.cu, rccl-tests src/common.cu):
+//   # nccl-tests version 2.18.3 nccl-headers=23004 nccl-library=23004      (2.17+)
+//   # Collective test starting: all_reduce_perf                             (2.17+)
+//   # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 ...
+//   rccl-tests: Version develop:5272cd1                                     (rccl-tests)
+//   # Using devices
+//   #  Rank  0 Group  0 Pid  1234 on host device  0 [0000:1b:00] NVIDIA H100 80GB HBM3
+//   NCCL version 2.26.2+cuda12.8 / RCCL version : ... / HIP version : ...
+//   #     out-of-place    in-place          (or "in-place" alone: rccl-tests -O 0)
+//   # size count type redop root time algbw busbw #wrong time algbw busbw #wrong [timestamp]
+//     ("cputime" with -C 1; "error" for #wrong and no redop/root columns in old versions;
+//      i_min i_max i_p99 i_cv% after each block with -I 1)
+//   data rows; "# Testing N cycle." between cycles (rccl-tests -N); footer "# Avg bus bandwidth".
+// Launcher prefixes are already gone (import_text.cpp). Other lines (NCCL INFO, MPI warnings,
+// shell prompts) are skipped and counted.
+#include <algorithm>
+#include <map>
+#include <regex>
+
+#include "app/import/import_parsers.h"
+
+namespace gpucal::calibration {
+
+namespace {
+
+const std::regex kToolVersion(R"(^#\s*nccl-tests version\s+(\S+))");
+const std::regex kStarting(R"(^#\s*Collective test starting:\s*(\S+))");
+const std::regex kThreads(R"(^#\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+)");
+const std::regex kRcclVersion(R"(^rccl-tests:\s*Version\s+(\S+))");
+const std::regex kRankLine(
+    R"(^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$)");
+const std::regex kLibraryLine(R"(^(NCCL version|RCCL version|HIP version|ROCm version|Librccl path)\b.*)");
+const std::regex kCycle(R"(^#\s*Testing\s+(\d+)\s+cycle)");
+const std::regex kFooter(R"(^#\s*(Out of bounds values|Avg bus bandwidth|Collective test concluded)\b)");
+const std::regex kProgram(R"((^|[\s/])[A-Za-z0-9_]+_perf(_mpi)?(\s|$))");
+
+struct Block {
+  bool in_place = false;
+  int time = -1, algbw = -1, busbw = -1, wrong = -1;  // token positions in a data row
+};
+
+struct Layout {
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  std::vector<Block> blocks;
+  int fields = 0;          // tokens a row has (before an optional timestamp)
+  bool timestamp = false;  // -S 1: a date and a time follow
+  bool cputime = false;    // -C 1: the time columns are CPU time
+  int line = 0;
+};
+
+// The column header: "# size count type redop root time algbw busbw #wrong time ...".
+Layout parse_layout(const std::string& path, const LogLine& line, const std::string& group_line) {
+  std::vector<std::string> names = split_whitespace(line.text.substr(1));
+  Layout l;
+  l.line = line.number;
+  std::size_t i = 0;
+  for (; i < names.size() && names[i] != "time" && names[i] != "cputime"; ++i) {
+    const std::string& n = names[i];
+    int* slot = n == "size"    ? &l.size
+                : n == "count" ? &l.count
+                : n == "type"  ? &l.type
+                : n == "redop" ? &l.redop
+                : n == "root"  ? &l.root
+                               : nullptr;
+    if (!slot) throw ImportError(path, line.number, "unrecognized column '" + n + "' in the column header");
+    *slot = static_cast<int>(i);
+  }
+  if (l.size < 0 || l.count < 0 || l.type < 0)
+    throw ImportError(path, line.number, "column header without size, count and type columns");
+  while (i < names.size() && (names[i] == "time" || names[i] == "cputime")) {
+    if (i + 3 >= names.size() || names[i + 1] != "algbw" || names[i + 2] != "busbw" ||
+        (names[i + 3] != "#wrong" && names[i + 3] != "error"))
+      throw ImportError(path, line.number,
+                        "column header: expected 'time algbw busbw #wrong' after '" + names[i] + "'");
+    l.cputime = names[i] == "cputime";
+    Block b;
+    b.time = static_cast<int>(i);
+    b.algbw = b.time + 1;
+    b.busbw = b.time + 2;
+    b.wrong = b.time + 3;
+    i += 4;
+    if (i < names.size() && names[i] == "i_min") i += 4;  // -I 1: i_min i_max i_p99 i_cv%
+    l.blocks.push_back(b);
+  }
+  if (i < names.size() && names[i] == "timestamp") {
+    l.timestamp = true;
+    ++i;
+  }
+  if (i != names.size() || l.blocks.empty() || l.blocks.size() > 2)
+    throw ImportError(path, line.number,
+                      "unrecognized column header (" + std::to_string(names.size()) + " columns)");
+  l.fields = static_cast<int>(i - (l.timestamp ? 1 : 0));
+  // The line above names the blocks; nccl-tests always prints both, rccl-tests -O 0 only in-place.
+  const bool says_out = group_line.find("out-of-place") != std::string::npos;
+  if (l.blocks.size() == 2) {
+    l.blocks[1].in_place = true;
+  } else {
+    l.blocks[0].in_place = !says_out;
+  }
+  return l;
+}
+
+std::optional<int64_t> parse_wrong(const std::string& token, bool& not_validated) {
+  std::string t = token;
+  while (!t.empty() && t.back() == '*') t.pop_back();  // rccl-tests marks errors over its threshold
+  if (t == "N/A") {
+    not_validated = true;
+    return std::nullopt;
+  }
+  if (auto n = parse_integer(t)) return *n;
+  if (auto d = parse_number(t)) return static_cast<int64_t>(*d);  // old versions print 0e+00
+  return std::nullopt;
+}
+
+class TextReader {
+ public:
+  TextReader(const std::string& path, const std::vector<LogLine>& lines, const ImportOptions& options)
+      : path_(path), lines_(lines), options_(options) {}
+
+  std::vector<ImportedRun> read() {
+    choose_primary_rank();
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+      const LogLine& line = lines_[i];
+      if (line.tag_rank >= 0 && line.tag_rank != primary_rank_) {
+        ++skipped_;
+        continue;
+      }
+      handle(i, line);
+    }
+    finish_run(lines_.size());
+    if (runs_.empty())
+      throw ImportError(path_, 1, "no nccl-tests/rccl-tests table (no column header) in this file");
+    return std::move(runs_);
+  }
+
+ private:
+  // Under mpirun --tag-output every rank may print; the table comes from the rank that prints
+  // the header (rank 0 in nccl-tests).
+  void choose_primary_rank() {
+    for (const auto& l : lines_)
+      if (l.tag_rank >= 0 && (std::regex_search(l.text, kThreads) || is_column_header(l.text))) {
+        primary_rank_ = l.tag_rank;
+        return;
+      }
+  }
+
+  static bool is_column_header(const std::string& text) {
+    if (text.empty() || text[0] != '#') return false;
+    const auto names = split_whitespace(text.substr(1));
+    return names.size() >= 5 && names[0] == "size" && names[1] == "count" && names[2] == "type";
+  }
+
+  ImportedRun& current(std::size_t index) {
+    if (!run_) {
+      run_ = ImportedRun{};
+      run_->source_file = path_;
+      run_->first_line = lines_[index].number;
+      run_->format = "nccl-tests";
+      run_->impl = "nccl-tests";
+      run_->backend = "cuda";
+      run_start_ = index;
+    }
+    return *run_;
+  }
+
+  // A header line after rows (or a second nThread line) starts the next run.
+  void begin_section(std::size_t index) {
+    if (run_ && (has_rows_ || seen_threads_)) finish_run(index);
+  }
+
+  void handle(std::size_t index, const LogLine& line) {
+    const std::string& text = line.text;
+    std::smatch m;
+    if (std::regex_search(text, m, kToolVersion)) {
+      begin_section(index);
+      current(index).tool_version = "nccl-tests " + m[1].str();
+    } else if (std::regex_search(text, m, kStarting)) {
+      if (run_ && (has_rows_ || seen_threads_ || !run_->program.empty())) finish_run(index);
+      current(index).program = m[1];
+    } else if (std::regex_search(text, kThreads)) {
+      begin_section(index);
+      seen_threads_ = true;
+      parse_thread_header(current(index), line);
+    } else if (std::regex_search(text, m, kRcclVersion)) {
+      if (run_ && has_rows_) finish_run(index);
+      ImportedRun& r = current(index);
+      r.format = r.impl = "rccl-tests";
+      r.backend = "hip";
+      r.tool_version = "rccl-tests " + m[1].str();
+    } else if (std::regex_search(text, m, kRankLine)) {
+      if (run_ && has_rows_) finish_run(index);
+      current(index).ranks.push_back({std::stoi(m[1]), m[2], std::stoi(m[3]), m[4], m[5]});
+      current(index).hardware_lines.push_back(trim(text));
+    } else if (std::regex_search(text, kLibraryLine)) {
+      if (run_) run_->hardware_lines.push_back(trim(text));
+    } else if (std::regex_search(text, m, kCycle)) {
+      cycle_ = std::stoi(m[1]) - 1;
+    } else if (std::regex_search(text, kFooter)) {
+      table_.reset();
+      table_end_ = index + 1;
+      if (run_) run_->notes.push_back("line " + std::to_string(line.number) + ": " + trim(text.substr(1)));
+    } else if (is_column_header(text)) {
+      if (run_ && has_rows_) finish_run(index);
+      current(index);
+      table_ = parse_layout(path_, line, group_line_);
+      if (table_->cputime) run_->notes.push_back("times are CPU time (-C 1), not GPU time");
+    } else if (!text.empty() && text[0] == '#') {
+      if (text.find("in-place") != std::string::npos)
+        group_line_ = text;
+      else if (text.find("Reducing maxBytes") != std::string::npos && run_)
+        run_->notes.push_back(trim(text.substr(1)));
+    } else if (table_ && !split_whitespace(text).empty() && parse_integer(split_whitespace(text)[0])) {
+      parse_row(index, line);
+      table_end_ = index + 1;
+    } else if (!trim(text).empty()) {
+      ++skipped_;
+    }
+  }
+
+  void parse_thread_header(ImportedRun& run, const LogLine& line) {
+    const auto t = split_whitespace(line.text);
+    for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+      if (t[k] == "iters:" && k > 0 && t[k - 1] != "warmup" && t[k - 1] != "agg")
+        iterations_ = parse_integer(t[k + 1]).value_or(0);
+      if (t[k] == "graph:") run.graph = parse_integer(t[k + 1]).value_or(0) > 0;
+      if (t[k] == "validation:") run.validated = parse_integer(t[k + 1]).value_or(1) != 0;
+    }
+    run.hardware_lines.push_back(trim(line.text));
+  }
+
+  void parse_row(std::size_t index, const LogLine& line) {
+    const auto t = split_whitespace(line.text);
+    const Layout& l = *table_;
+    const int need = l.fields + (l.timestamp ? 1 : 0);
+    if (static_cast<int>(t.size()) < need) {
+      if (is_last_content_line(index)) {
+        run_->notes.push_back("line " + std::to_string(line.number) + ": the log ends mid-row (" +
+                              std::to_string(t.size()) + " of " + std::to_string(l.fields) +
+                              " fields); that row is dropped");
+        return;
+      }
+      throw ImportError(path_, line.number,
+                        "data row has " + std::to_string(t.size()) + " fields, the column header at line " +
+                            std::to_string(l.line) + " has " + std::to_string(l.fields));
+    }
+    if (!l.timestamp && static_cast<int>(t.size()) > l.fields)
+      throw ImportError(path_, line.number,
+                        "data row has " + std::to_string(t.size()) + " fields, the column header at line " +
+                            std::to_string(l.line) + " has " + std::to_string(l.fields));
+    const auto size = parse_integer(t[l.size]);
+    const auto count = parse_integer(t[l.count]);
+    if (!size || *size < 0 || !count || *count < 0)
+      throw ImportError(path_, line.number, "size and count must be non-negative integers");
+    has_rows_ = true;
+    if (*size == 0) {
+      ++zero_rows_;
+      return;
+    }
+    for (const Block& b : l.blocks) {
+      CollectivePoint p;
+      p.dtype = gpucal_dtype(t[l.type]);
+      p.op = l.redop >= 0 && t[l.redop] != "none" ? t[l.redop] : "";
+      if (l.root >= 0) {
+        const auto root = parse_integer(t[l.root]);
+        if (!root) throw ImportError(path_, line.number, "root '" + t[l.root] + "' is not an integer");
+        p.root = *root;
+      }
+      p.in_place = b.in_place;
+      p.size_bytes = static_cast<double>(*size);
+      p.printed_count = *count;
+      const auto time = parse_number(t[b.time]);
+      const auto algbw = parse_number(t[b.algbw]);
+      const auto busbw = parse_number(t[b.busbw]);
+      if (!time || !(*time > 0) || !algbw || !busbw)
+        throw ImportError(path_, line.number,
+                          "time/algbw/busbw must be numbers with time > 0: '" + t[b.time] + " " + t[b.algbw] +
+                              " " + t[b.busbw] + "'");
+      p.time_us = *time;
+      p.algbw_gbps = *algbw;
+      p.busbw_gbps = *busbw;
+      bool not_validated = false;
+      p.wrong = parse_wrong(t[b.wrong], not_validated);
+      if (!p.wrong && !not_validated)
+        throw ImportError(path_, line.number, "#wrong must be a count or N/A, got '" + t[b.wrong] + "'");
+      if (not_validated) any_not_validated_ = true;
+      p.iterations = iterations_;
+      p.cycle = cycle_;
+      p.line = line.number;
+      run_->collectives.push_back(p);
+    }
+  }
+
+  bool is_last_content_line(std::size_t index) const {
+    for (std::size_t k = index + 1; k < lines_.size(); ++k)
+      if (!trim(lines_[k].text).empty()) return false;
+    return true;
+  }
+
+  void finish_run(std::size_t end_index) {
+    if (!run_) return;
+    ImportedRun run = std::move(*run_);
+    run_.reset();
+    if (!has_rows_) {
+      if (!seen_threads_ && run.collectives.empty() && run.ranks.empty()) return;  // stray header lines
+      throw ImportError(path_, run.first_line, "no data rows follow this run's header");
+    }
+    run.command_line = find_command_line(lines_, previous_end_, run_start_ + 1, kProgram);
+    if (run.program.empty() && !run.command_line.empty()) {
+      std::smatch m;
+      for (const auto& token : split_whitespace(run.command_line))
+        if (std::regex_search(token, m, std::regex(R"(([A-Za-z0-9_]+_perf)(_mpi)?$)"))) {
+          run.program = m[1];
+          break;
+        }
+    }
+    run.collective = collective_from_program(run.program);
+    if (run.collective.empty()) {
+      if (!options_.collective.empty() && run.program.empty()) {
+        run.collective = options_.collective;
+        run.notes.push_back("collective from --collective (the log names no *_perf program)");
+      } else if (run.program.find("alltoallv") != std::string::npos) {
+        throw ImportError(path_, run.first_line, "alltoallv_perf has no fixed size convention; not imported");
+      } else {
+        throw ImportError(path_, run.first_line,
+                          run.program.empty()
+                              ? "cannot tell which collective this table measured (no '# Collective test "
+                                "starting' line, no *_perf command line); pass --collective NAME"
+                              : "'" + run.program + "' is not an nccl-tests collective");
+      }
+    }
+    if (zero_rows_ > 0)
+      run.notes.push_back(std::to_string(zero_rows_) +
+                          " zero-byte row(s) skipped (sizes below one element per rank)");
+    if (skipped_ > 0)
+      run.notes.push_back(std::to_string(skipped_) + " line(s) that are not part of the table skipped");
+    if (any_not_validated_) {
+      run.validated = false;
+      run.notes.push_back("#wrong is N/A: the run did not validate its results (-c 0)");
+    }
+    run.rank_combine = "average over ranks (nccl-tests -a 1, the default; -a 3 is the maximum)";
+    if (run.command_line.find(" -a 3") != std::string::npos ||
+        run.command_line.find("--average 3") != std::string::npos)
+      run.rank_combine = "maximum over ranks (-a 3)";
+    else if (run.command_line.find(" -a 0") != std::string::npos)
+      run.rank_combine = "rank 0's time (-a 0)";
+    else if (run.command_line.find(" -a 2") != std::string::npos)
+      run.rank_combine = "minimum over ranks (-a 2)";
+    if (run.tool_version.empty())
+      run.unknown.push_back("nccl-tests version (printed by 2.17 and later only)");
+    if (iterations_ == 0) run.unknown.push_back("iterations per measurement (no '# nThread' header)");
+    const bool cputime = run.notes.end() != std::find(run.notes.begin(), run.notes.end(),
+                                                      "times are CPU time (-C 1), not GPU time");
+    resolve_topology(run, options_, run.first_line);
+    check_printed_bandwidths(run, cputime);
+    runs_.push_back(std::move(run));
+    // The next run's command line may sit anywhere after this run's table (a shell prompt
+    // between two tables), not only after the line that started the next run.
+    previous_end_ = std::max(previous_end_, std::min(end_index, table_end_));
+    has_rows_ = seen_threads_ = any_not_validated_ = false;
+    zero_rows_ = skipped_ = cycle_ = 0;
+    iterations_ = 0;
+    table_.reset();
+    group_line_.clear();
+  }
+
+  const std::string& path_;
+  const std::vector<LogLine>& lines_;
+  const ImportOptions& options_;
+  int primary_rank_ = -1;
+  std::optional<ImportedRun> run_;
+  std::size_t run_start_ = 0, previous_end_ = 0, table_end_ = 0;  // table_end_: past the last row/footer
+  std::optional<Layout> table_;
+  std::string group_line_;
+  bool has_rows_ = false, seen_threads_ = false, any_not_validated_ = false;
+  int zero_rows_ = 0, skipped_ = 0, cycle_ = 0;
+  int64_t iterations_ = 0;
+  std::vector<ImportedRun> runs_;
+};
+
+}  // namespace
+
+std::vector<ImportedRun> parse_nccl_tests_text(const std::string& path, const std::vector<LogLine>& lines,
+                                               const ImportOptions& options) {
+  return TextReader(path, lines, options).read();
+}
+
+std::string collective_from_program(const std::string& program) {
+  static const std::map<std::string, std::string> names = {
+      {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reduce_scatter"},
+      {"alltoall", "alltoall"},    {"broadcast", "broadcast"},  {"reduce", "reduce"},
+      {"sendrecv", "sendrecv"},    {"hypercube", "hypercube"},  {"gather", "gather"},
+      {"scatter", "scatter"}};
+  std::string p = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
+  for (const char* suffix : {"_mpi", "_perf"})
+    if (p.size() > std::string(suffix).size() &&
+        p.compare(p.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
+      p.erase(p.size() - std::string(suffix).size());
+  const auto it = names.find(p);
+  return it == names.end() ? "" : it->second;
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,256 @@
+// OSU Micro-Benchmarks output (c/util/osu_util.c): a title, a datatype line (7.x), a column
+// header, then one row per size:
+//   # OSU MPI[-CUDA|-ROCm] Latency Test v7.5        osu_latency   -> p2p pingpong
+//   # OSU MPI Bandwidth Test v7.5                    osu_bw        -> p2p sendrecv (uni)
+//   # OSU MPI Bi-Directional Bandwidth Test v7.5     osu_bibw      -> p2p bidir
+//   # OSU MPI Allreduce Latency Test v7.5            osu_allreduce -> collectives (and allgather,
+//     reduce_scatter, alltoall ("All-to-All Personalized Exchange"), bcast ("Broadcast"), reduce)
+//   # Datatype: MPI_CHAR.
+//   # Size       Avg Latency(us)   [Min Latency(us)  Max Latency(us)  Iterations]   (-f)
+//   # Size      Bandwidth (MB/s)
+//   7.4 pt2pt prints "Latency (us)", 7.5 "Avg Latency(us)"; -c adds a Validation column (Pass or
+//   Fail), tail-latency runs "P50 Tail Lat(us)" columns; "# Send Buffer on DEVICE (D) and Receive
+//   Buffer on DEVICE (D)" says where the buffers were.
+// Sizes: OSU's Size is the message per rank; nccl-tests' S is the total for allgather and
+// alltoall (Size x ranks) and Size for the others. Times: OSU prints the average over
+// iterations (and, for collectives, over ranks; -f adds the minimum and maximum over ranks).
+#include <algorithm>
+#include <regex>
+
+#include "app/import/import_parsers.h"
+
+namespace gpucal::calibration {
+
+namespace {
+
+const std::regex kTitle(R"(^#\s*OSU\s+\S+?(-(CUDA|ROCm|OpenACC|SYCL))?\s+(.*?)\s+Test(\s+v(\S+))?\s*$)");
+const std::regex kDatatype(R"(^#\s*Datatype:\s*(\S+))");
+const std::regex kProgram(R"((^|[\s/])osu_[a-z_]+(\s|$))");
+
+struct Kind {
+  std::string collective, pattern;  // one of the two is set
+};
+
+Kind kind_of(const std::string& path, int line, const std::string& name) {
+  std::string n = name;
+  std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+  if (n.find("non-blocking") != std::string::npos || n.find("multi") != std::string::npos ||
+      n.find("persistent") != std::string::npos || n.find("alltoallv") != std::string::npos ||
+      n.find("allgatherv") != std::string::npos || n.find("one sided") != std::string::npos)
+    throw ImportError(path, line,
+                      "OSU '" + name +
+                          "' test is not imported (only blocking latency, bw, bibw and "
+                          "allreduce, allgather, reduce_scatter, alltoall, bcast, reduce)");
+  if (n == "latency") return {"", "pingpong"};
+  if (n == "bandwidth") return {"", "sendrecv"};
+  if (n == "bi-directional bandwidth") return {"", "bidir"};
+  if (n.find("allreduce") != std::string::npos) return {"allreduce", ""};
+  if (n.find("allgather") != std::string::npos) return {"allgather", ""};
+  if (n.find("reduce_scatter") != std::string::npos || n.find("reduce-scatter") != std::string::npos ||
+      n.find("reduce scatter") != std::string::npos)
+    return {"reduce_scatter", ""};
+  if (n.find("all-to-all") != std::string::npos || n.find("alltoall") != std::string::npos)
+    return {"alltoall", ""};
+  if (n.find("broadcast") != std::string::npos || n.find("bcast") != std::string::npos)
+    return {"broadcast", ""};
+  if (n.rfind("reduce", 0) == 0) return {"reduce", ""};
+  throw ImportError(path, line, "unknown OSU test '" + name + "'");
+}
+
+struct Columns {
+  int avg = -1, min = -1, max = -1, iterations = -1, bandwidth = -1, p50 = -1, validation = -1, count = 0;
+};
+
+Columns parse_header(const std::string& path, const LogLine& line) {
+  const auto names = split_columns(line.text.substr(1));
+  Columns c;
+  c.count = static_cast<int>(names.size());
+  for (int i = 0; i < c.count; ++i) {
+    const std::string& n = names[i];
+    if (i == 0 && n != "Size")
+      throw ImportError(path, line.number, "OSU column header must start with 'Size'");
+    if (n.find("Avg Latency") != std::string::npos || n == "Latency (us)" || n == "Latency(us)")
+      c.avg = i;
+    else if (n.find("Min Latency") != std::string::npos)
+      c.min = i;
+    else if (n.find("Max Latency") != std::string::npos)
+      c.max = i;
+    else if (n == "Iterations")
+      c.iterations = i;
+    else if (n.find("Bandwidth") != std::string::npos)
+      c.bandwidth = i;
+    else if (n.find("P50") != std::string::npos)
+      c.p50 = i;
+    else if (n == "Validation")
+      c.validation = i;
+  }
+  if (c.avg < 0 && c.bandwidth < 0)
+    throw ImportError(path, line.number, "OSU column header has no latency or bandwidth column");
+  return c;
+}
+
+}  // namespace
+
+std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<LogLine>& lines,
+                                   const ImportOptions& options) {
+  std::vector<ImportedRun> runs;
+  std::size_t previous_end = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_search(lines[i].text, m, kTitle)) continue;
+    ImportedRun run;
+    run.source_file = path;
+    run.first_line = lines[i].number;
+    run.format = run.impl = "osu";
+    run.tool_version = m[5].matched ? "OSU " + m[5].str() : "OSU (version not printed)";
+    run.hardware_lines.push_back(trim(lines[i].text));
+    const Kind kind = kind_of(path, lines[i].number, m[3]);
+    run.collective = kind.collective;
+    run.p2p_pattern = kind.pattern;
+    run.command_line = find_command_line(lines, previous_end, i, kProgram);
+    for (const auto& t : split_whitespace(run.command_line))
+      if (t.find("osu_") != std::string::npos)
+        run.program = t.substr(t.rfind('/') == std::string::npos ? 0 : t.rfind('/') + 1);
+    const std::string accel = m[2];
+    // OSU's buffer arguments: "D D" (both on the device), "H D", ... or "-d cuda|rocm".
+    bool device_args = run.command_line.find("-d cuda") != std::string::npos ||
+                       run.command_line.find("-d rocm") != std::string::npos;
+    for (const auto& a : split_whitespace(run.command_line)) device_args = device_args || a == "D";
+    run.memory = !accel.empty() || device_args ? "device" : "host";
+    run.backend = accel == "ROCm" || run.command_line.find("-d rocm") != std::string::npos ? "hip"
+                  : run.memory == "device"                                                 ? "cuda"
+                                                                                           : "host";
+    run.rank_combine =
+        kind.pattern.empty() ? "average over ranks of each rank's average (OSU)" : "rank 0's average";
+    std::string dtype;
+    std::optional<Columns> columns;
+    std::size_t k = i + 1, rows_end = i + 1;  // rows_end: past the last row (the next command line may follow)
+    for (; k < lines.size(); ++k) {
+      const LogLine& l = lines[k];
+      if (std::regex_search(l.text, kTitle)) break;
+      if (l.text.find("Buffer on DEVICE") != std::string::npos ||
+          l.text.find("Buffer on MANAGED") != std::string::npos) {
+        run.memory = "device";
+        run.backend = run.backend == "host" ? "cuda" : run.backend;
+        run.hardware_lines.push_back(trim(l.text));
+        continue;
+      }
+      std::smatch d;
+      if (std::regex_search(l.text, d, kDatatype)) {
+        dtype = gpucal_dtype(d[1]);
+        run.hardware_lines.push_back(trim(l.text));
+        continue;
+      }
+      const auto t = split_whitespace(l.text);
+      if (!t.empty() && t[0] == "#" && t.size() > 1 && t[1] == "Size") {
+        columns = parse_header(path, l);
+        continue;
+      }
+      if (t.empty() || !columns || !parse_integer(t[0])) continue;
+      if (static_cast<int>(t.size()) < columns->count) {
+        bool last = true;
+        for (std::size_t j = k + 1; j < lines.size(); ++j)
+          if (!trim(lines[j].text).empty()) last = false;
+        if (last) {
+          run.notes.push_back("line " + std::to_string(l.number) +
+                              ": the log ends mid-row; that row is dropped");
+          continue;
+        }
+        throw ImportError(
+            path, l.number,
+            "row has " + std::to_string(t.size()) + " fields, the header " + std::to_string(columns->count));
+      }
+      const double size = static_cast<double>(*parse_integer(t[0]));
+      auto value = [&](int col) -> std::optional<double> {
+        if (col < 0) return std::nullopt;
+        const auto v = parse_number(t[col]);
+        if (!v || !(*v >= 0))
+          throw ImportError(path, l.number, "'" + t[col] + "' is not a non-negative number");
+        return v;
+      };
+      if (size <= 0) continue;
+      const auto avg = value(columns->avg);
+      const auto bw = value(columns->bandwidth);
+      const auto iterations = value(columns->iterations);
+      std::optional<bool> passed;
+      if (columns->validation >= 0) {
+        if (t[columns->validation] != "Pass" && t[columns->validation] != "Fail")
+          throw ImportError(path, l.number,
+                            "Validation must be Pass or Fail, got '" + t[columns->validation] + "'");
+        passed = t[columns->validation] == "Pass";
+      }
+      if (!kind.pattern.empty()) {
+        P2pPoint p;
+        p.size_bytes = size;
+        p.line = l.number;
+        p.iterations = iterations ? static_cast<int64_t>(*iterations) : 0;
+        if (kind.pattern == "pingpong") {
+          if (!avg || !(*avg > 0)) throw ImportError(path, l.number, "latency must be > 0");
+          p.latency_us = *avg;
+          p.time_us = 2.0 * *avg;  // one round trip
+          p.bandwidth_gbps = size / *avg / 1e3;
+          if (auto p50 = value(columns->p50)) p.p50_us = 2.0 * *p50;
+        } else {
+          if (!bw || !(*bw > 0)) throw ImportError(path, l.number, "bandwidth must be > 0");
+          const double bytes = kind.pattern == "bidir" ? 2.0 * size : size;
+          p.bandwidth_gbps = *bw / 1e3;  // OSU MB/s are 1e6 B/s
+          p.time_us = bytes / *bw;       // bytes / (1e6 B/s) = microseconds
+        }
+        p.validation_passed = passed;
+        run.p2p.push_back(p);
+        rows_end = k + 1;
+      } else {
+        if (!avg || !(*avg > 0)) throw ImportError(path, l.number, "latency must be > 0");
+        CollectivePoint p;
+        p.dtype = dtype;
+        p.op = kind.collective == "allreduce" || kind.collective == "reduce" ||
+                       kind.collective == "reduce_scatter"
+                   ? "sum"
+                   : "";
+        p.root = kind.collective == "broadcast" || kind.collective == "reduce" ? 0 : -1;
+        p.size_bytes = size;  // scaled by ranks below where nccl-tests' S is a total
+        p.printed_count = static_cast<int64_t>(size);
+        p.time_us = *avg;
+        p.rank_min_us = value(columns->min);
+        p.rank_max_us = value(columns->max);
+        p.p50_us = value(columns->p50);
+        p.iterations = iterations ? static_cast<int64_t>(*iterations) : 0;
+        p.line = l.number;
+        if (passed) p.wrong = *passed ? 0 : 1;  // OSU says only whether any element was wrong
+        p.validation_failed = passed && !*passed;
+        run.collectives.push_back(p);
+        rows_end = k + 1;
+      }
+    }
+    if (!columns) throw ImportError(path, run.first_line, "OSU title without a '# Size' column header");
+    if (run.collectives.empty() && run.p2p.empty())
+      throw ImportError(path, run.first_line, "OSU test without rows");
+    if (dtype.empty()) run.unknown.push_back("datatype (no '# Datatype:' line; OSU before 7.0)");
+    if (!kind.pattern.empty()) {
+      run.nranks = 2;
+      run.nranks_from = "osu point-to-point";
+    }
+    resolve_topology(run, options, run.first_line);
+    if (!kind.collective.empty()) {
+      // OSU's Size is per rank for allgather and alltoall; its reduce_scatter Size is already the
+      // total it splits (nccl-tests' S), like allreduce's, bcast's and reduce's.
+      const bool per_rank_size = kind.collective == "allgather" || kind.collective == "alltoall";
+      const int esize = std::max(1, dtype_size_bytes_of(dtype));
+      for (auto& p : run.collectives) {
+        p.printed_count = static_cast<int64_t>(p.size_bytes) / esize;
+        if (per_rank_size) p.size_bytes *= run.nranks;
+      }
+      if (per_rank_size)
+        run.notes.push_back("size_bytes = OSU Size x " + std::to_string(run.nranks) +
+                            " ranks (nccl-tests' total S)");
+    }
+    if (run.device.empty() && !options.device.empty()) run.device = options.device;
+    runs.push_back(std::move(run));
+    previous_end = rows_end;
+    i = k - 1;
+  }
+  if (runs.empty()) throw ImportError(path, 1, "no '# OSU ... Test' title");
+  return runs;
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,311 @@
+#include "app/predict/op_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/formulas/kernel_table.h"
+#include "app/fit/comm_forms.h"
+#include "app/fit/compute_tables.h"
+#include "core/output/row.h"
+
+namespace gpucal::predict {
+
+using nlohmann::json;
+using model::ModelOp;
+using model::OpKind;
+
+namespace {
+std::string fmt(double v) { return format_number(v); }
+
+bool contains_role(const std::string& roles, const std::string& role) {
+  std::stringstream s(roles);
+  std::string r;
+  while (std::getline(s, r, '+'))
+    if (r == role) return true;
+  return false;
+}
+
+Provenance inside_or_not(bool inside) { return inside ? Provenance::interpolated : Provenance::extrapolated; }
+}  // namespace
+
+double interpolate_log2(const std::vector<std::pair<double, double>>& xy, double x, bool& inside) {
+  inside = !xy.empty() && x >= xy.front().first && x <= xy.back().first;
+  if (xy.empty()) return 0;
+  if (x <= xy.front().first) return xy.front().second;
+  if (x >= xy.back().first) return xy.back().second;
+  for (std::size_t i = 1; i < xy.size(); ++i) {
+    if (x > xy[i].first) continue;
+    const double x0 = std::log2(xy[i - 1].first), x1 = std::log2(xy[i].first);
+    const double w = x1 > x0 ? (std::log2(x) - x0) / (x1 - x0) : 0;
+    return xy[i - 1].second + w * (xy[i].second - xy[i - 1].second);
+  }
+  return xy.back().second;
+}
+
+int64_t group_nnodes(const std::string& group, int64_t group_size, const model::ParallelLayout& l,
+                     int64_t ranks_per_node) {
+  int64_t stride = 1;  // Megatron order: tp, cp, (ep within) dp, pp
+  if (group == "cp" || group == "ep") stride = l.tp;
+  if (group == "dp" || group == "expert_dp") stride = l.tp * l.cp;
+  if (group == "pp" || group == "embedding") stride = l.tp * l.cp * l.dp;
+  const int64_t per_node = std::clamp<int64_t>(ranks_per_node / std::max<int64_t>(stride, 1), 1, group_size);
+  return (group_size + per_node - 1) / per_node;
+}
+
+OpCoster::OpCoster(const calibration::ResultsDir& results, json calibration, CostOptions options)
+    : results_(results), calibration_(std::move(calibration)), options_(options) {
+  if (calibration_.is_object() && calibration_.contains("communication")) {
+    try {
+      comm_ = std::make_unique<calibration::CommModel>(calibration_);
+    } catch (const std::exception& e) {
+      comm_error_ = e.what();
+    }
+  } else {
+    comm_error_ = "no communication section in the calibration";
+  }
+}
+OpCoster::~OpCoster() = default;
+
+std::optional<OpCost> OpCoster::measured(const ModelOp& op) const {
+  const calibration::BenchResults* b = results_.find(op.bench());
+  if (!b) return std::nullopt;
+  const auto& t = b->table;
+  const auto cells = op.shape_cells();
+  for (const auto& [c, v] : cells)
+    if (!t.has_column(c)) return std::nullopt;
+  std::optional<std::size_t> best;
+  bool best_named = false;
+  for (std::size_t r : b->ok_rows) {
+    bool same = true;
+    for (const auto& [c, v] : cells) same = same && t.get_string(r, c) == v;
+    if (!same) continue;
+    const bool named = contains_role(t.get_string_or(r, "op_role", ""), op.role);
+    const double time = t.get_double(r, "time_us_median");
+    if (!best || (named && !best_named) ||
+        (named == best_named && time < t.get_double(*best, "time_us_median"))) {
+      best = r;
+      best_named = named;
+    }
+  }
+  if (!best) return std::nullopt;
+  OpCost c;
+  c.time_us = t.get_double(*best, "time_us_median");
+  c.provenance = Provenance::measured;
+  c.method = std::string(best_named ? "the --model run's row for this op" : "a row of the same shape") +
+             " (fastest implementation: " + t.get_string(*best, "impl") + ")";
+  c.sources.push_back(op.bench() + ".csv:" + std::to_string(t.line_of(*best)) + " " + t.get_string(*best, "point"));
+  return c;
+}
+
+std::optional<OpCost> OpCoster::from_gemm_table(const ModelOp& op, std::string& why) const {
+  const std::string dt = to_string(op.dtype);
+  const json* g = calibration_.is_object() ? &calibration_["compute"]["gemm"] : nullptr;
+  if (!g || !g->contains(dt)) {
+    why = "no gemm row of this shape and no compute.gemm." + dt + " table";
+    return std::nullopt;
+  }
+  const json& table = (*g)[dt];
+  calibration::StepTable steps;
+  for (const auto& e : table["gflops_efficiency"]) steps.emplace_back(e[0].get<double>(), e[1].get<double>());
+  const double gflop = op.flops() / 1e9;
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : table["by_shape"]) {
+    lo = std::min(lo, s["gflop"].get<double>());
+    hi = std::max(hi, s["gflop"].get<double>());
+  }
+  std::optional<double> eff = calibration::step_lookup(steps, gflop);
+  if (!eff && !steps.empty()) eff = steps.back().second;  // below every bucket: the smallest's
+  const double ref = table["reference_tflops"].get<double>();
+  if (!eff || !(*eff > 0) || !(ref > 0)) {
+    why = "compute.gemm." + dt + " has no usable efficiency table";
+    return std::nullopt;
+  }
+  OpCost c;
+  c.time_us = op.flops() / (ref * 1e12 * *eff) * 1e6;
+  c.provenance = inside_or_not(gflop >= lo && gflop <= hi);
+  c.method = "flops / (" + fmt(ref) + " TFLOP/s x efficiency " + fmt(*eff) + " of the " + fmt(gflop) +
+             " GFLOP bucket)";
+  c.sources.push_back("calibration compute.gemm." + dt + ".gflops_efficiency");
+  return c;
+}
+
+std::optional<OpCost> OpCoster::from_attention_table(const ModelOp& op, std::string& why) const {
+  const auto& a = op.attention;
+  const std::string dt = to_string(op.dtype);
+  const json* best = nullptr;
+  if (calibration_.is_object() && calibration_["compute"].contains("attention")) {
+    for (const auto& e : calibration_["compute"]["attention"]) {
+      if (e["dtype"] != dt || e["pass"] != a.pass || e["flop_convention"] != "fa2") continue;
+      if (e["causal"].get<std::string>() != (a.causal ? "1" : "0")) continue;
+      // The nearest head dim (efficiency depends on it far less than on the sequence).
+      if (!best || std::abs(e["head_dim"].get<int64_t>() - a.head_dim) <
+                       std::abs((*best)["head_dim"].get<int64_t>() - a.head_dim))
+        best = &e;
+    }
+  }
+  if (!best) {
+    why = "no attention row of this shape and no compute.attention entry for " + dt + " " + a.pass +
+          (a.causal ? " causal" : " non-causal") + " (fa2)";
+    return std::nullopt;
+  }
+  std::vector<std::pair<double, double>> seq_tflops;
+  for (const auto& s : (*best)["by_seq"]) seq_tflops.emplace_back(s["seq_kv"].get<double>(), s["tflops"].get<double>());
+  std::sort(seq_tflops.begin(), seq_tflops.end());
+  bool inside = false;
+  const double tflops = interpolate_log2(seq_tflops, static_cast<double>(a.seq_kv), inside);
+  if (!(tflops > 0)) {
+    why = "compute.attention entry without throughput";
+    return std::nullopt;
+  }
+  const bool same_dim = (*best)["head_dim"].get<int64_t>() == a.head_dim;
+  OpCost c;
+  c.time_us = op.flops() / (tflops * 1e12) * 1e6;
+  c.provenance = inside && same_dim ? Provenance::interpolated : Provenance::extrapolated;
+  c.method = "fa2 flops / " + fmt(tflops) + " TFLOP/s (by_seq at seq_kv " + std::to_string(a.seq_kv) +
+             ", head_dim " + (*best)["head_dim"].dump() + ")";
+  c.sources.push_back("calibration compute.attention[" + dt + " " + a.pass + " head_dim " +
+                      (*best)["head_dim"].dump() + "].by_seq");
+  return c;
+}
+
+std::optional<OpCost> OpCoster::from_memory_table(const ModelOp& op, std::string& why) const {
+  const auto& m = op.memory;
+  const std::string dt = to_string(op.dtype);
+  const auto& k = memory::find_kernel(m.kernel);
+  memory::Dims d;
+  d.rows = m.rows;
+  d.cols = m.cols;
+  d.n = m.params ? m.params : m.bytes / static_cast<int64_t>(dtype_bytes(op.dtype));
+  const double bytes = static_cast<double>(memory::bytes_moved(k, d, op.dtype));
+  // The op's own table (bandwidth by bytes moved); for the STREAM kernels (the gradient-norm
+  // read) their curve (bandwidth by working set, the best implementation's points).
+  std::vector<std::pair<double, double>> bytes_gbps;
+  std::string source;
+  const json mem = calibration_.is_object() && calibration_.contains("memory") ? calibration_["memory"] : json();
+  if (mem.is_object() && mem["ops"].contains(m.kernel) && mem["ops"][m.kernel].contains(dt)) {
+    for (const auto& e : mem["ops"][m.kernel][dt]["by_bytes"])
+      bytes_gbps.emplace_back(e["bytes"].get<double>(), e["bandwidth_gbps"].get<double>());
+    source = "calibration memory.ops." + m.kernel + "." + dt + ".by_bytes";
+  } else if (mem.is_object() && mem["stream"].contains("curves")) {
+    for (const auto& curve : mem["stream"]["curves"]) {
+      if (curve["kernel"] != m.kernel || curve["dtype"] != dt) continue;
+      for (const auto& p : curve["points"])
+        bytes_gbps.emplace_back(p["working_set_bytes"].get<double>(), p["bandwidth_gbps"].get<double>());
+      source = "calibration memory.stream.curves[" + m.kernel + " " + dt + " " + curve["impl"].get<std::string>() + "]";
+      break;
+    }
+  }
+  std::sort(bytes_gbps.begin(), bytes_gbps.end());
+  bool inside = false;
+  double gbps = bytes_gbps.empty() ? 0 : interpolate_log2(bytes_gbps, bytes, inside);
+  if (!(gbps > 0) && mem.is_object() && mem["device_bandwidth_gbps"].is_number()) {
+    gbps = mem["device_bandwidth_gbps"].get<double>();
+    inside = false;
+    source = "calibration memory.device_bandwidth_gbps";
+  }
+  if (!(gbps > 0) || !(bytes > 0)) {
+    why = "no memory row of this shape, no memory.ops." + m.kernel + "." + dt +
+          " table or stream curve and no memory.device_bandwidth_gbps";
+    return std::nullopt;
+  }
+  OpCost c;
+  c.time_us = bytes / (gbps * 1e9) * 1e6;
+  c.provenance = inside_or_not(inside);
+  c.method = fmt(bytes) + " bytes moved / " + fmt(gbps) + " GB/s (log2 interpolation in bytes)";
+  c.sources.push_back(source);
+  return c;
+}
+
+std::optional<OpCost> OpCoster::from_comm_model(const ModelOp& op, const model::ParallelLayout& layout,
+                                                std::string& why) const {
+  if (!comm_) {
+    why = "no collectives row of this shape and no communication model (" + comm_error_ + ")";
+    return std::nullopt;
+  }
+  calibration::CommQuery q;
+  q.collective = op.comm.collective;
+  q.nranks = op.comm.group_size;
+  q.nnodes = group_nnodes(op.comm.group, op.comm.group_size, layout, options_.ranks_per_node);
+  q.size_bytes = static_cast<double>(op.comm.size_bytes);
+  q.dtype = to_string(op.dtype);
+  calibration::CommPrediction p;
+  try {
+    p = comm_->predict(q);
+  } catch (const std::exception& e) {
+    try {  // another dtype's group: bandwidth per byte is what matters
+      q.dtype.clear();
+      p = comm_->predict(q);
+    } catch (const std::exception&) {
+      why = e.what();
+      return std::nullopt;
+    }
+  }
+  OpCost c;
+  c.time_us = p.time_us;
+  c.provenance = p.provenance;
+  c.method = "communication model, " + std::to_string(q.nnodes) + " node(s): " + p.method;
+  for (const auto& g : p.groups) c.sources.push_back("calibration communication.collectives " + g);
+  return c;
+}
+
+namespace {
+// A group's spans_nodes: an integer 0/1 in calibration.json (its schema), a boolean in older files.
+bool spans_nodes(const json& group) {
+  const json& v = group["spans_nodes"];
+  return v.is_boolean() ? v.get<bool>() : v.get<int64_t>() != 0;
+}
+}  // namespace
+
+std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why) const {
+  const json* groups = calibration_.is_object() ? &calibration_["communication"]["p2p"] : nullptr;
+  const json* pick = nullptr;
+  bool pingpong = false;
+  if (groups && groups->is_array()) {
+    for (const char* pattern : {op.comm.collective.c_str(), "sendrecv", "pingpong"}) {
+      for (const auto& g : *groups)
+        if (g["pattern"] == pattern && !spans_nodes(g) && g["best"]["form"].is_string()) pick = &g;
+      if (pick) {
+        pingpong = std::string(pattern) == "pingpong";
+        break;
+      }
+    }
+  }
+  if (!pick) {
+    why = "no p2p row of this size and no communication.p2p fit for " + op.comm.collective;
+    return std::nullopt;
+  }
+  const std::string form = (*pick)["best"]["form"];
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : (*pick)["points"]) {
+    lo = std::min(lo, p["size_bytes"].get<double>());
+    hi = std::max(hi, p["size_bytes"].get<double>());
+  }
+  const double s = static_cast<double>(op.comm.size_bytes);
+  OpCost c;
+  c.time_us = calibration::predict_comm_form(form, (*pick)[form], s, 1.0) / (pingpong ? 2.0 : 1.0);
+  c.provenance = inside_or_not(s >= lo && s <= hi);
+  c.method = "communication.p2p " + (*pick)["pattern"].get<std::string>() + " fit (" + form + ")" +
+             (pingpong ? ", half a round trip" : "");
+  c.sources.push_back("calibration communication.p2p[pattern=" + (*pick)["pattern"].get<std::string>() + "]." + form);
+  return c;
+}
+
+std::optional<OpCost> OpCoster::cost(const ModelOp& op, const model::ParallelLayout& layout, std::string& why) const {
+  if (auto m = measured(op)) return m;
+  switch (op.kind) {
+    case OpKind::gemm:
+      return from_gemm_table(op, why);
+    case OpKind::attention:
+      return from_attention_table(op, why);
+    case OpKind::memory:
+      return from_memory_table(op, why);
+    case OpKind::collective:
+      return from_comm_model(op, layout, why);
+    case OpKind::p2p:
+      return from_p2p_fit(op, why);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpucal::predict

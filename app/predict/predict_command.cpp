@@ -1,0 +1,354 @@
+#include "app/predict/predict_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/common/calibration_json.h"
+#include "app/common/output_guard.h"
+#include "core/errors.h"
+#include "core/output/file_io.h"
+#include <filesystem>
+#include <set>
+
+#include "core/driver/flag_checks.h"
+#include "core/model/bounds.h"
+#include "core/driver/sweep.h"
+
+namespace gpucal::predict {
+
+using nlohmann::json;
+
+CLI::App* PredictCommand::add_to(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "predict", "predict one training step's time from a results folder: per-op costs, communication model, "
+                 "overlap, pipeline bubble, tokens/s, MFU");
+  app_ = cmd;
+  cmd->add_option("RESULTS_DIR", results_dir, "results folder (bench CSVs; calibration.json when present)")->required();
+  flags.add(*cmd, "");
+  cmd->add_option("--overlap", overlap, "communication hidden under compute: none, tp, dp or tp,dp")
+      ->capture_default_str();
+  cmd->add_option("--schedule", options.schedule.name, "pipeline schedule: 1f1b or interleaved")
+      ->capture_default_str();
+  virtual_stages_opt_ = add_number(*cmd, "--virtual-stages", options.schedule.virtual_stages,
+                                   "interleaved: model chunks per pipeline rank (v, at least 2); only with "
+                                   "--schedule interleaved",
+                                   {.min = 1, .max = 1 << 20});
+  add_number(*cmd, "--ranks-per-node", options.cost.ranks_per_node,
+             "ranks per node, to place the layout's groups on nodes for the communication model",
+             {.min = 1, .max = 1 << 20})
+      ->capture_default_str();
+  add_number(*cmd, "--peak-tflops", options.peak_tflops,
+             "peak for MFU (default: the calibration's compute.gemm.<dtype>.peak_tflops)",
+             {.min = 0, .min_exclusive = true});
+  cmd->add_option("--out", out_path, "predict.json path (default RESULTS_DIR/predict.json)")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? std::string("expected a path, got ''") : ""; }, "PATH"));
+  cmd->add_flag("--allow-missing", options.allow_missing,
+                "leave out (and list) operations nothing measures or models instead of failing");
+  cmd->add_option("--sweep", sweep,
+                  "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination; keys tp, pp, dp, cp, ep, micro-batch, "
+                  "global-batch, zero, each once, not also given as a flag); layouts that leave operations out "
+                  "(--allow-missing) rank after every complete one")
+      ->expected(1, -1);
+  cmd->add_flag("--quiet", quiet, "no per-op table");
+  cmd->add_flag("--measure-step", measure_step,
+                "compare with the step bench_step measured (RESULTS_DIR/step.csv, same model and layout): "
+                "predicted / measured; without it the comparison is made when such a row exists");
+  return cmd;
+}
+
+std::string sweep_key(const std::string& item) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 >= item.size())
+    throw UsageError("--sweep: expected KEY=V1,V2,..., got '" + item + "'");
+  std::string key = item.substr(0, eq);
+  std::replace(key.begin(), key.end(), '_', '-');
+  static const std::set<std::string> keys{"tp", "pp", "dp", "cp", "ep", "micro-batch", "global-batch", "zero"};
+  if (!keys.count(key))
+    throw UsageError("--sweep: unknown key '" + item.substr(0, eq) +
+                     "' (tp, pp, dp, cp, ep, micro-batch, global-batch, zero)");
+  return key;
+}
+
+std::vector<model::ParallelLayout> sweep_layouts(const model::ParallelLayout& base,
+                                                 const std::vector<std::string>& items) {
+  std::vector<model::ParallelLayout> out{base};
+  std::set<std::string> seen;
+  for (const auto& item : items) {
+    const std::string key = sweep_key(item);
+    if (!seen.insert(key).second) throw UsageError("--sweep: key '" + key + "' given twice; list its values once");
+    std::vector<int64_t> values;
+    std::stringstream s(item.substr(item.find('=') + 1));
+    for (std::string v; std::getline(s, v, ',');) {
+      const int64_t value = parse_size(v, "sweep " + key);
+      if (key == "zero" ? value > 3 : value < 1)
+        throw UsageError("--sweep " + key + "=" + v + ": expected " +
+                         (key == "zero" ? std::string("0, 1, 2 or 3") : std::string("at least 1")));
+      if (std::find(values.begin(), values.end(), value) != values.end())
+        throw UsageError("--sweep " + item + ": " + v + " is listed twice");
+      values.push_back(value);
+    }
+    std::vector<model::ParallelLayout> next;
+    for (const auto& l : out)
+      for (int64_t v : values) {
+        model::ParallelLayout c = l;
+        if (key == "tp") c.tp = v;
+        else if (key == "pp") c.pp = v;
+        else if (key == "dp") c.dp = v;
+        else if (key == "cp") c.cp = v;
+        else if (key == "ep") c.ep = v;
+        else if (key == "micro-batch") c.micro_batch = v;
+        else if (key == "global-batch") c.global_batch = v;
+        else c.zero = static_cast<int>(v);
+        model::check_bounds(c);  // a value out of its range is a usage error, not a skipped layout
+        next.push_back(c);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+namespace {
+
+std::string ms(double s, int width = 10) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%*.3f ms", width, s * 1e3);
+  return buf;
+}
+
+// A row label of the breakdown table padded to the value column (40 characters), so every
+// ms() value lines up whatever the label holds; a longer label keeps one space before it.
+std::string label(const std::string& text) {
+  constexpr std::size_t kValueColumn = 40;
+  return text.size() < kValueColumn ? text + std::string(kValueColumn - text.size(), ' ') : text + " ";
+}
+
+std::string pct(double part, double whole) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%6.1f%%", whole > 0 ? 100 * part / whole : 0.0);
+  return buf;
+}
+
+// A fraction as a percentage with one decimal ("32.7%"), a rate with 4 significant digits.
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
+  return buf;
+}
+std::string significant(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string prov(const json& f) {
+  std::string s = f["provenance"].is_null() ? "-" : f["provenance"].get<std::string>();
+  std::string counts;
+  for (const auto& [k, v] : f["ops_by_provenance"].items())
+    counts += (counts.empty() ? "" : ", ") + std::to_string(v.get<int>()) + " " + k;
+  return counts.empty() ? s : s + " (" + counts + ")";
+}
+
+void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
+  const json& d = p.document;
+  const json& b = d["breakdown"];
+  const double step = b["step"]["time_s"].get<double>();
+  const auto& l = w.layout;
+  std::cout << "gpucal predict: " << w.model.name << " (scale " << l.scale << ", " << w.facts.layers_total
+            << " layers), tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
+            << (l.sp ? " sp" : "") << " seq=" << w.facts.seq << " micro_batch=" << l.micro_batch
+            << " micro_batches=" << w.facts.micro_batches << " dtype=" << to_string(l.dtype)
+            << "; overlap " << d["policy"]["overlap"].get<std::string>() << ", schedule "
+            << d["policy"]["schedule"].get<std::string>() << "\n";
+  if (per_op) {
+    std::cout << "  op                                   calls   us/call     per step   provenance\n";
+    for (const auto& op : d["ops"]) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-36s %6lld %9.2f %s   %s\n",
+                    (op["bench"].get<std::string>() + " " + op["op_role"].get<std::string>()).substr(0, 36).c_str(),
+                    static_cast<long long>(op["calls_per_step"].get<int64_t>()), op["time_us_per_call"].get<double>(),
+                    ms(op["time_s_per_step"].get<double>()).c_str(), op["provenance"].get<std::string>().c_str());
+      std::cout << line;
+    }
+  }
+  std::cout << label("  breakdown (one rank, one step)") << "      time    share  provenance\n";
+  for (const char* c : {"gemm", "attention", "memory"})
+    std::cout << label("  compute " + std::string(c)) << ms(b["compute"][c]["time_s"]) << " "
+              << pct(b["compute"][c]["time_s"], step) << "  " << prov(b["compute"][c]) << "\n";
+  for (const auto& [dim, f] : b["communication"].items()) {
+    if (f["time_s"].get<double>() == 0 && f["provenance"].is_null()) continue;
+    std::cout << label("  comm " + dim + " total") << ms(f["time_s"]) << " " << pct(f["time_s"], step) << "  "
+              << prov(f) << "\n"
+              << label("  comm " + dim + " exposed (hidden " + ms(f["hidden_s"], 0) + ")") << ms(f["exposed_s"])
+              << " " << pct(f["exposed_s"], step) << "\n";
+  }
+  char number[32];
+  std::snprintf(number, sizeof number, "%10.6g", b["tokens_per_s"].get<double>());
+  std::string mfu = b["mfu"].is_null() ? "n/a (" + d["policy"]["peak_source"].get<std::string>() + ")"
+                                       : percent(b["mfu"].get<double>());
+  if (mfu.size() < 10) mfu.insert(0, 10 - mfu.size(), ' ');
+  if (!b["mfu"].is_null()) mfu += " of " + significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s";
+  std::ostringstream fraction;
+  fraction << b["bubble"]["fraction_of_pipeline"].get<double>();
+  std::cout << label("  pipeline bubble (" + fraction.str() + " of " + ms(b["pipeline_s"], 0) + ")")
+            << ms(b["bubble"]["time_s"]) << " " << pct(b["bubble"]["time_s"], step) << "\n"
+            << label("  step time") << ms(step) << "          " << prov(b["step"]) << "\n"
+            << label("  tokens/s") << number << "\n"
+            << label("  MFU") << mfu << "\n";
+  for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";
+  if (d.contains("measured_step")) {
+    const json& m = d["measured_step"];
+    std::snprintf(number, sizeof number, "%10.3f", m["predicted_over_measured"].get<double>());
+    std::cout << label("  measured step (bench_step, " + std::to_string(m["samples"].get<int64_t>()) + " samples)")
+              << ms(m["time_s_median"]) << "  p10 " << ms(m["p10_s"], 0) << ", p90 " << ms(m["p90_s"], 0) << "\n"
+              << label("  predicted for the same operations") << ms(m["predicted_s"]) << "\n"
+              << label("  predicted / measured") << number
+              << (m["roles_skipped"].get<std::string>().empty()
+                      ? std::string()
+                      : "  (not run, not counted: " + m["roles_skipped"].get<std::string>() + ")")
+              << "\n";
+  }
+}
+
+std::string r_pad(const std::string& text, std::size_t width) {
+  return text.size() < width ? text + std::string(width - text.size(), ' ') : text;
+}
+
+std::string backend_of(const calibration::ResultsDir& r) {
+  for (const auto& [name, b] : r.benches)
+    if (!b.ok_rows.empty() && b.table.has_column("backend")) return b.table.get_string(b.ok_rows.front(), "backend");
+  return "host";
+}
+
+}  // namespace
+
+void PredictCommand::check_flag_combinations() const {
+  if (virtual_stages_opt_ && virtual_stages_opt_->count() > 0 && options.schedule.name != "interleaved")
+    throw UsageError("--virtual-stages needs --schedule interleaved (1f1b has one model chunk per rank)");
+  for (const auto& item : sweep) {
+    const std::string key = sweep_key(item);
+    const CLI::Option* flag = app_ ? app_->get_option_no_throw("--" + key) : nullptr;
+    if (flag && flag->count() > 0)
+      throw UsageError("--sweep " + item + ": --" + key + " is given too; sweep the key or set the flag, not both");
+  }
+}
+
+int PredictCommand::run() {
+  try {
+    if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
+    check_flag_combinations();
+    options.overlap = parse_overlap(overlap);
+    calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
+    const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
+    const std::string cal_path = results_dir + "/calibration.json";
+    const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
+                                                       : calibration::build_calibration(results);
+    const OpCoster coster(results, cal, options.cost);
+    const std::string backend = backend_of(results);
+    const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
+    if (!sweep.empty()) return run_sweep(cal, coster, backend, out);
+    const model::Workload w = flags.derive(backend);
+    Prediction p = predict_step(coster, cal, w, options);
+    const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
+    if (measure_step && !compared)
+      throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +
+                         "/step.csv (run bench_step with the same flags --out " + results_dir + "/step.csv)");
+    print_table(p, w, !quiet);
+    calibration::write_json_file(p.document, out);
+    std::cout << "wrote " << out << "\n";
+    return 0;
+  } catch (const PredictError& e) {  // the inputs are well formed but do not cover the step
+    std::cerr << "gpucal: error: predict: " << e.what() << "\n";
+    return 1;
+  } catch (const WriteError& e) {
+    std::cerr << "gpucal: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // usage, a missing or malformed folder or calibration
+    std::cerr << "gpucal: error: predict: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+// Every layout of the sweep predicted and ranked by step time: complete layouts first, then
+// those that left operations out (--allow-missing), whose step time lacks those operations and
+// so is not comparable with a complete one; each lists what it left out.
+int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std::string& backend,
+                              const std::string& out) {
+  const model::ModelSpec spec = flags.spec();
+  const model::ParallelLayout base = flags.resolved_layout(backend);
+  struct Ranked {
+    model::ParallelLayout layout;  // seq and global_batch resolved
+    std::string label;
+    Breakdown breakdown;
+    json figures, facts;
+    std::vector<std::string> missing;
+  };
+  auto label = [](const model::ParallelLayout& l) {
+    return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
+           " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) + " mb=" + std::to_string(l.micro_batch) +
+           " gb=" + (l.global_batch > 0 ? std::to_string(l.global_batch) : std::string("auto")) +
+           " zero=" + std::to_string(l.zero);
+  };
+  std::vector<Ranked> ranked;
+  json skipped = json::array();
+  for (const auto& l : sweep_layouts(base, sweep)) {
+    try {
+      const model::Workload w = model::derive_workload(spec, l);
+      const Prediction p = predict_step(coster, cal, w, options);
+      model::ParallelLayout resolved = l;
+      resolved.seq = w.facts.seq;
+      resolved.global_batch = w.facts.global_batch;
+      ranked.push_back({resolved, label(resolved), p.breakdown, p.document["breakdown"], model::to_json(w.facts),
+                        p.missing});
+    } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
+      skipped.push_back({{"layout", label(l)}, {"reason", e.what()}});
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.missing.empty() != b.missing.empty()) return a.missing.empty();
+    return a.breakdown.step_s < b.breakdown.step_s;
+  });
+  json doc{{"schema_version", 1},
+           {"model", model::to_json(model::model_as_run(spec, base))},
+           {"sweep", sweep},
+           {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
+  json rows = json::array();
+  std::size_t width = 6;
+  for (const auto& r : ranked) width = std::max(width, r.label.size());
+  std::cout << "rank  " << r_pad("layout", width) << "   step time    tokens/s      MFU   provenance\n";
+  int rank = 0;
+  for (const auto& r : ranked) {
+    const bool complete = r.missing.empty();
+    char line[120];
+    std::snprintf(line, sizeof line, " %s %11.1f %7s   ", ms(r.breakdown.step_s).c_str(), r.breakdown.tokens_per_s,
+                  r.breakdown.mfu >= 0 ? percent(r.breakdown.mfu).c_str() : "n/a");
+    std::cout << std::setw(4) << ++rank << (complete ? "  " : "* ") << r_pad(r.label, width) << line
+              << (r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>())
+              << (complete ? "" : "; incomplete: " + std::to_string(r.missing.size()) + " op(s) left out") << "\n";
+    for (const auto& m : r.missing) std::cout << "        left out: " << m << "\n";
+    rows.push_back({{"rank", rank},
+                    {"layout", to_json(r.layout)},
+                    {"facts", r.facts},
+                    {"complete", complete},
+                    {"missing", r.missing},
+                    {"breakdown", r.figures}});
+  }
+  if (std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.missing.empty(); }))
+    std::cout << "  * incomplete (--allow-missing): its step time lacks the operations left out; ranked after "
+                 "every complete layout\n";
+  for (const auto& s : skipped)
+    std::cout << "  skipped " << s["layout"].get<std::string>() << ": " << s["reason"].get<std::string>() << "\n";
+  doc["ranked"] = rows;
+  doc["skipped"] = skipped;
+  if (ranked.empty())
+    throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");
+  calibration::write_json_file(doc, out);
+  std::cout << "wrote " << out << "\n";
+  return 0;
+}
+
+}  // namespace gpucal::predict

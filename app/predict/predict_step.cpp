@@ -1,0 +1,192 @@
+#include "app/predict/predict_step.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "app/common/csv_table.h"
+
+namespace gpucal::predict {
+
+using nlohmann::json;
+
+namespace {
+int rank_of(Provenance p) { return p == Provenance::measured ? 0 : p == Provenance::interpolated ? 1 : 2; }
+
+// A figure's provenance: the weakest of its parts, with how many parts had each.
+struct Tally {
+  std::map<std::string, int> counts;
+  int worst = -1;
+  void add(Provenance p) {
+    ++counts[calibration::to_string(p)];
+    worst = std::max(worst, rank_of(p));
+  }
+  void add(const Tally& t) {
+    for (const auto& [k, v] : t.counts) counts[k] += v;
+    worst = std::max(worst, t.worst);
+  }
+  json to_json() const {
+    static const char* names[] = {"measured", "interpolated", "extrapolated"};
+    return {{"provenance", worst < 0 ? json(nullptr) : json(names[worst])}, {"ops_by_provenance", counts}};
+  }
+};
+
+json figure(double seconds, const Tally& t) {
+  json j = t.to_json();
+  j["time_s"] = seconds;
+  return j;
+}
+}  // namespace
+
+Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
+                        const PredictOptions& options) {
+  validate_schedule(options.schedule, w);
+  Prediction out;
+  std::vector<CostedOp> costed;
+  json ops = json::array();
+  std::map<std::string, Tally> tallies;  // gemm, attention, memory, comm.<dim>, pipeline/per_step
+  for (const auto& op : w.ops) {
+    std::string why;
+    const auto cost = coster.cost(op, w.layout, why);
+    if (!cost) {
+      out.missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
+      continue;
+    }
+    costed.push_back({op, cost->time_us});
+    const std::string dim = comm_dimension(op);
+    const std::string category = dim.empty() ? op.bench() : "comm." + dim;
+    tallies[category].add(cost->provenance);
+    json j = model::to_json(op);
+    j["category"] = dim.empty() ? "compute" : "communication";
+    if (!dim.empty()) j["dimension"] = dim;
+    j["per_step"] = per_step(op);
+    j["time_us_per_call"] = cost->time_us;
+    j["time_s_per_step"] = cost->time_us * 1e-6 * static_cast<double>(op.calls_per_step);
+    j["provenance"] = calibration::to_string(cost->provenance);
+    j["method"] = cost->method;
+    j["sources"] = cost->sources;
+    ops.push_back(j);
+  }
+  if (!out.missing.empty() && !options.allow_missing)
+    throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
+                       out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
+
+  double peak = options.peak_tflops;
+  std::string peak_source = "--peak-tflops";
+  const std::string dt = to_string(w.layout.dtype);
+  if (!(peak > 0)) {
+    peak = 0;
+    peak_source = "none: no --peak-tflops and no compute.gemm." + dt + ".peak_tflops";
+    if (calibration.is_object() && calibration["compute"]["gemm"].contains(dt) &&
+        calibration["compute"]["gemm"][dt]["peak_tflops"].is_number()) {
+      peak = calibration["compute"]["gemm"][dt]["peak_tflops"].get<double>();
+      peak_source = "calibration compute.gemm." + dt + ".peak_tflops";
+    }
+  }
+  out.breakdown = compute_breakdown(costed, w, options.overlap, options.schedule, peak);
+  const Breakdown& b = out.breakdown;
+
+  Tally compute, comm_all, all;
+  for (const char* c : {"gemm", "attention", "memory"}) compute.add(tallies[c]);
+  json comm = json::object();
+  for (const auto& [dim, s] : b.comm_s) {
+    const Tally& t = tallies["comm." + dim];
+    comm_all.add(t);
+    json j = figure(s, t);
+    j["hidden_s"] = b.comm_hidden_s.at(dim);
+    j["exposed_s"] = b.comm_exposed_s.at(dim);
+    comm[dim] = j;
+  }
+  all.add(compute);
+  all.add(comm_all);
+  json doc;
+  doc["schema_version"] = 1;
+  doc["model"] = to_json(w.model);
+  doc["layout"] = to_json(w.layout);
+  doc["facts"] = to_json(w.facts);
+  doc["notes"] = w.notes;
+  doc["policy"] = {{"overlap", to_string(options.overlap)},
+                   {"schedule", options.schedule.name},
+                   {"virtual_stages", options.schedule.name == "interleaved" ? options.schedule.virtual_stages : 1},
+                   {"ranks_per_node", options.cost.ranks_per_node},
+                   {"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
+                   {"peak_source", peak_source}};
+  doc["conventions"] = {
+      {"bubble", "bubble_s = (pp - 1) / (micro_batches x virtual_stages) x pipeline_s"},
+      {"pipeline", "pipeline_s = per-micro-batch compute + exposed tp, pp, cp, ep and ZeRO-3 messages"},
+      {"step", "step_s = pipeline_s + bubble_s + per-step compute (optimizer) + per-step messages - hidden dp"},
+      {"overlap_tp", "hidden tp = min(tp messages in the pipeline, GEMM time)"},
+      {"overlap_dp",
+       "hidden dp = min(dp gradient reductions - the last bucket, backward compute / micro_batches) + "
+       "min(ZeRO-3 messages, pipeline compute - hidden tp)"},
+      {"mfu", "model_flops / (peak_tflops x 1e12 x step_s); model_flops = the rank's GEMM flops (2mnk, forward, "
+              "dgrad, wgrad) + attention flops (fa2, backward 2.5x forward), no recomputation"},
+      {"tokens_per_s", "global_batch x seq / step_s"}};
+  doc["ops"] = ops;
+  doc["breakdown"] = {
+      {"compute",
+       {{"gemm", figure(b.gemm_s, tallies["gemm"])},
+        {"attention", figure(b.attention_s, tallies["attention"])},
+        {"memory", figure(b.memory_s, tallies["memory"])},
+        {"total", figure(b.gemm_s + b.attention_s + b.memory_s, compute)},
+        {"pipeline_s", b.compute_pipeline_s},
+        {"per_step_s", b.compute_per_step_s},
+        {"backward_s", b.backward_compute_s}}},
+      {"communication", comm},
+      {"pipeline_s", b.pipeline_s},
+      {"bubble", {{"time_s", b.bubble_s}, {"fraction_of_pipeline", b.bubble_fraction}}},
+      {"step", figure(b.step_s, all)},
+      {"tokens_per_step", b.tokens_per_step},
+      {"tokens_per_s", b.tokens_per_s},
+      {"model_flops_per_step", b.model_flops},
+      {"mfu", b.mfu >= 0 ? json(b.mfu) : json(nullptr)}};
+  doc["missing"] = out.missing;
+  out.document = doc;
+  return out;
+}
+
+bool compare_measured_step(Prediction& p, const std::string& step_csv, const model::Workload& w) {
+  if (!std::filesystem::exists(step_csv)) return false;
+  const calibration::CsvTable t = calibration::CsvTable::read_file(step_csv);
+  const auto& l = w.layout;
+  auto num = [](int64_t v) { return std::to_string(v); };
+  const std::vector<std::pair<std::string, std::string>> cells{
+      {"model", w.model.name}, {"tp", num(l.tp)}, {"pp", num(l.pp)}, {"dp", num(l.dp)}, {"cp", num(l.cp)},
+      {"ep", num(l.ep)}, {"sp", l.sp ? "1" : "0"}, {"seq", num(w.facts.seq)}, {"micro_batch", num(l.micro_batch)},
+      {"scale", num(l.scale)}, {"layers", num(w.facts.layers_total)}, {"dtype", to_string(l.dtype)}};
+  for (const auto& [c, v] : cells)
+    if (!t.has_column(c)) return false;
+  std::optional<std::size_t> row;
+  for (std::size_t r = 0; r < t.row_count(); ++r) {
+    if (t.get_string(r, "status") != "ok") continue;
+    bool same = true;
+    for (const auto& [c, v] : cells) same = same && t.get_string(r, c) == v;
+    if (same) row = r;  // the last such row: the latest run
+  }
+  if (!row) return false;
+  std::set<std::string> ran;
+  std::stringstream roles(t.get_string(*row, "roles_run"));
+  for (std::string r; std::getline(roles, r, '+');) ran.insert(r);
+  double predicted = 0;
+  for (const auto& op : p.document["ops"])
+    if (ran.count(op["op_role"].get<std::string>())) predicted += op["time_s_per_step"].get<double>();
+  const double measured = t.get_double(*row, "time_us_median") * 1e-6;
+  p.document["measured_step"] = {
+      {"csv", step_csv},
+      {"line", t.line_of(*row)},
+      {"point", t.get_string(*row, "point")},
+      {"time_s_median", measured},
+      {"p10_s", t.get_double(*row, "time_us_p10") * 1e-6},
+      {"p90_s", t.get_double(*row, "time_us_p90") * 1e-6},
+      {"samples", t.get_int(*row, "samples")},
+      {"roles_skipped", t.get_string(*row, "roles_skipped")},
+      {"predicted_s", predicted},
+      {"predicted_rule", "the sum over the operations bench_step ran of time per call x calls_per_step (no overlap, "
+                         "no bubble: the sequence runs them back to back)"},
+      {"predicted_over_measured", predicted / measured}};
+  return true;
+}
+
+}  // namespace gpucal::predict

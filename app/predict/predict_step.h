@@ -1,0 +1,43 @@
+// One prediction: every operation of the derived step costed (op_cost.h), summed into the
+// breakdown (step_time.h), as predict.json's document (results/SCHEMA.md, "predict.json").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/predict/op_cost.h"
+#include "app/predict/step_time.h"
+
+namespace gpucal::predict {
+
+struct PredictOptions {
+  OverlapPolicy overlap;
+  Schedule schedule;
+  CostOptions cost;
+  double peak_tflops = 0;  // 0: the calibration's compute.gemm.<dtype>.peak_tflops
+  bool allow_missing = false;
+};
+
+struct Prediction {
+  Breakdown breakdown;
+  nlohmann::json document;           // predict.json
+  std::vector<std::string> missing;  // ops nothing measures or models ("role (shape): why")
+};
+
+// Throws PredictError (one line) when an op cannot be costed and !allow_missing.
+class PredictError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The row of RESULTS_DIR/step.csv (bench_step) that ran this model and layout, compared with
+// the prediction of the operations it ran: adds `measured_step` to the document
+// ({csv, line, point, time_s_median, p10_s, p90_s, samples, roles_skipped, predicted_s,
+// predicted_over_measured}). Returns false when the file or such a row is absent.
+bool compare_measured_step(Prediction& p, const std::string& step_csv, const model::Workload& w);
+
+Prediction predict_step(const OpCoster& coster, const nlohmann::json& calibration, const model::Workload& w,
+                        const PredictOptions& options);
+
+}  // namespace gpucal::predict

@@ -1,0 +1,86 @@
+// The arithmetic of `gpucal predict`: from each operation's time per call to a step time.
+// Pure functions of the costed ops and the policy; no I/O (unit-tested on hand-computed cases).
+//
+// Categories: compute = gemm + attention + memory (memory-bound ops, the optimizer included);
+// communication by parallel dimension: tp; dp (groups dp, expert_dp and the first/last stage's
+// embedding all-reduce); pp; cp; ep.
+// Per step vs per micro-batch: the optimizer (optimizer_step*, grad_norm) and the gradient and
+// parameter messages of DP/ZeRO-1/2 and the sequence-parallel norm-gradient all-reduce run once
+// per step after the pipeline drains; everything else runs in the pipeline.
+// Overlap policy (flags; none by default):
+//   tp  TP messages in the pipeline hide under the GEMMs (comm-GEMM overlap, as Transformer
+//       Engine's userbuffers): hidden_tp = min(tp, gemm), per step.
+//   dp  DP gradient reductions hide under the last micro-batch's backward compute, all but the
+//       last bucket (Megatron's --overlap-grad-reduce): hidden_dp = min(max(0, dp_grad -
+//       dp_last_bucket), backward_compute / micro_batches); ZeRO-3 parameter gathers and
+//       gradient reduce-scatters hide under the pipeline's compute left over by tp:
+//       hidden_zero3 = min(zero3, compute_pipeline - hidden_tp).
+//   pp, cp, ep messages are exposed (counted in full).
+// Pipeline: pipeline_time = compute_pipeline + exposed pipeline comm (tp, pp, cp, ep, zero3);
+//   bubble = (pp - 1) / (m x v) x pipeline_time, m micro-batches, v virtual stages per rank
+//   (1F1B: v = 1; interleaved: v > 1, m a multiple of pp). (Narayanan et al., SC'21, eq. 1/2:
+//   bubble fraction (p-1)/m of the ideal time, divided by v when interleaved.)
+// step_time = pipeline_time + bubble + per-step compute + per-step comm - hidden_dp.
+// tokens/s = global_batch x seq / step_time (the whole job's tokens: every rank runs the step).
+// MFU = model FLOPs of the rank per step / (peak x step_time). FLOP convention: the rank's
+//   GEMMs (2mnk for forward, data- and weight-gradient) + attention (fa2: forward 4bhdA with A
+//   the unmasked score area, backward 2.5x), no recomputation, no memory-bound op flops.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/workload.h"
+
+namespace gpucal::predict {
+
+struct OverlapPolicy {
+  bool tp = false, dp = false;
+};
+// "none", "tp", "dp", "tp,dp" (either order); UsageError otherwise.
+OverlapPolicy parse_overlap(const std::string& text);
+std::string to_string(const OverlapPolicy& p);
+
+struct Schedule {
+  std::string name = "1f1b";  // 1f1b | interleaved
+  int64_t virtual_stages = 1;
+};
+
+// One costed operation: the op, its time per call.
+struct CostedOp {
+  model::ModelOp op;
+  double time_us = 0;
+};
+
+// The parallel dimension a message belongs to (tp, dp, pp, cp, ep); "" for compute.
+std::string comm_dimension(const model::ModelOp& op);
+// Runs once per step (after the pipeline), not per micro-batch.
+bool per_step(const model::ModelOp& op);
+// A backward compute op (roles *_dgrad, *_wgrad, *_bwd).
+bool backward_compute(const model::ModelOp& op);
+
+struct Breakdown {
+  // Seconds per step on the rank.
+  double gemm_s = 0, attention_s = 0, memory_s = 0;
+  double compute_pipeline_s = 0, compute_per_step_s = 0, backward_compute_s = 0;
+  std::map<std::string, double> comm_s;          // by dimension, all messages
+  std::map<std::string, double> comm_hidden_s;   // by dimension, hidden by the policy
+  std::map<std::string, double> comm_exposed_s;  // comm_s - comm_hidden_s
+  double pipeline_s = 0, bubble_s = 0, bubble_fraction = 0;
+  double step_s = 0;
+  double model_flops = 0;  // the rank's, per step (convention above)
+  double tokens_per_step = 0, tokens_per_s = 0;
+  double mfu = -1;  // -1: no peak known
+};
+
+// UsageError for an unknown schedule, or an interleaved one whose micro-batches are not a
+// multiple of pp or whose virtual stages do not divide the stage's layers.
+void validate_schedule(const Schedule& schedule, const model::Workload& w);
+// Throws UsageError (validate_schedule) for an interleaved schedule whose micro-batches are not a multiple of pp
+// or whose virtual stages do not divide the stage's layers.
+Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workload& w, const OverlapPolicy& policy,
+                            const Schedule& schedule, double peak_tflops);
+
+}  // namespace gpucal::predict

@@ -1,0 +1,2 @@
+// CUDA instance of the shared GPU backend.
+#include "core/backend/gpu_backend.cuh"

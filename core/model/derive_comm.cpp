@@ -1,0 +1,204 @@
+// Every message of one step on one rank, in Megatron-LM's order of things:
+//  tp  without sp: an all-reduce after the row-parallel attention output and MLP down in
+//      forward, and of the input gradient of the column-parallel QKV and MLP up in backward;
+//      with sp: all-gather before / reduce-scatter after each tensor-parallel region, their
+//      mirrors in backward, plus the all-gather of the input again for each column-parallel
+//      weight gradient (Megatron keeps only the sequence shard); vocabulary-parallel embedding,
+//      logits and cross-entropy (three all-reduces of T fp32 values); under sp, one all-reduce
+//      of the gradients every tp rank holds whole (norms, row-parallel biases, router).
+//  dp  per gradient bucket after the last micro-batch: all-reduce (ZeRO 0) or reduce-scatter
+//      of gradients and all-gather of updated parameters (ZeRO 1, 2: Megatron's distributed
+//      optimizer); ZeRO 3 (FSDP, one unit per layer): all-gather of a layer's parameters in
+//      forward and again in backward, reduce-scatter of its gradients, every micro-batch.
+//  pp  per micro-batch the activation to the next stage and its gradient back (1F1B).
+//  cp  Transformer Engine's ring: cp - 1 exchanges of K and V per layer forward, of K, V and
+//      their gradients backward.
+//  ep  all-to-all dispatch and combine of routed tokens, forward and backward; with tp, the
+//      routed tokens all-gathered over tp after dispatch and reduce-scattered before combine.
+// Sizes follow nccl-tests (S: all-reduce buffer, all-gather output, reduce-scatter input,
+// all-to-all send buffer), rounded up to what the collective splits evenly.
+#include <map>
+
+#include "core/model/bounds.h"
+#include "core/model/workload.h"
+
+namespace gpucal::model::detail {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// S rounded up so that every rank's share is whole elements: a multiple of n x sizeof for
+// the collectives that split S by rank, of sizeof otherwise.
+int64_t even_size(const std::string& collective, int64_t n, int64_t elem, int64_t bytes) {
+  const int64_t granule =
+      collective == "allreduce" || collective == "sendrecv" || collective == "ring" ? elem : n * elem;
+  return ceil_div(bytes, granule) * granule;
+}
+
+struct Comm {
+  Workload& w;
+  void operator()(const std::string& role, const std::string& collective, const std::string& group, int64_t n,
+                  int64_t bytes, int64_t calls, DType dtype) {
+    if (calls == 0 || n < 2 || bytes == 0) return;
+    const bool p2p = collective == "sendrecv" || collective == "ring";
+    ModelOp op;
+    op.kind = p2p ? OpKind::p2p : OpKind::collective;
+    op.role = role;
+    op.calls_per_step = calls;
+    op.dtype = dtype;
+    // In place as the frameworks run them (NCCL's in-place layouts); all-to-all out of place.
+    op.comm = {.collective = collective,
+               .group = group,
+               .group_size = n,
+               .size_bytes = even_size(collective, n, static_cast<int64_t>(dtype_bytes(dtype)), bytes),
+               .in_place = !p2p && collective != "alltoall"};
+    w.ops.push_back(op);
+  }
+};
+
+// Parameter buffer split into buckets of `bucket` parameters (0: one bucket), each padded
+// to a multiple of the group so that reduce-scatter shards are equal: {params, count}.
+std::map<int64_t, int64_t> buckets(int64_t params, int64_t bucket, int64_t group) {
+  std::map<int64_t, int64_t> out;
+  if (params == 0) return out;
+  if (bucket <= 0 || bucket >= params) {
+    out[ceil_div(params, group) * group] += 1;
+    return out;
+  }
+  const int64_t full = params / bucket, rest = params % bucket;
+  out[ceil_div(bucket, group) * group] += full;
+  if (rest > 0) out[ceil_div(rest, group) * group] += 1;
+  return out;
+}
+
+}  // namespace
+
+void add_comm_ops(Workload& w) {
+  const ModelSpec& m = w.model;
+  const ParallelLayout& l = w.layout;
+  const StepFacts& f = w.facts;
+  Comm comm{w};
+  const DType d = l.dtype, g = l.grad_dtype;
+  const int64_t b = static_cast<int64_t>(dtype_bytes(d)), gb = static_cast<int64_t>(dtype_bytes(g));
+  const int64_t mb = f.micro_batches, layers = f.dense_layers + f.moe_layers, tp = l.tp;
+  // A whole micro-batch's hidden states on this rank.
+  const int64_t act = checked_product({f.tokens, m.hidden, b}, "activation bytes (tokens x hidden x dtype)");
+
+  // Tensor parallelism.
+  const int64_t mlp_regions = f.dense_layers + (m.shared_experts > 0 ? f.moe_layers : 0);
+  const int64_t regions = layers + mlp_regions;  // attention + tp-split MLPs
+  const bool embed = f.first_stage && m.vocab > 0, logits = f.last_stage && m.vocab > 0;
+  if (!l.sp) {
+    comm("tp_allreduce_fwd", "allreduce", "tp", tp, act, regions * mb, d);
+    comm("tp_allreduce_bwd", "allreduce", "tp", tp, act, regions * mb, d);
+    if (embed) comm("embed_tp_allreduce_fwd", "allreduce", "tp", tp, act, mb, d);
+    if (logits) comm("logits_tp_allreduce_bwd", "allreduce", "tp", tp, act, mb, d);
+  } else {
+    comm("tp_allgather_fwd", "allgather", "tp", tp, act, regions * mb, d);
+    comm("tp_reducescatter_fwd", "reduce_scatter", "tp", tp, act, regions * mb, d);
+    comm("tp_allgather_bwd", "allgather", "tp", tp, act, 2 * regions * mb, d);  // gradient + input for wgrad
+    comm("tp_reducescatter_bwd", "reduce_scatter", "tp", tp, act, regions * mb, d);
+    if (embed) {
+      comm("embed_tp_reducescatter_fwd", "reduce_scatter", "tp", tp, act, mb, d);
+      comm("embed_tp_allgather_bwd", "allgather", "tp", tp, act, mb, d);
+    }
+    if (logits) {
+      comm("logits_tp_allgather_fwd", "allgather", "tp", tp, act, mb, d);
+      comm("logits_tp_reducescatter_bwd", "reduce_scatter", "tp", tp, act, mb, d);
+      comm("logits_tp_allgather_bwd", "allgather", "tp", tp, act, mb, d);
+    }
+    int64_t sp_params = stage_extra_params(m, l, f).sp_allreduced;
+    for (int64_t i = f.layer_begin; i < f.layer_end; ++i)
+      sp_params = checked_add(sp_params, layer_params(m, l, f, i).sp_allreduced, "parameters of the stage");
+    comm("tp_allreduce_sp_grads", "allreduce", "tp", tp, checked_mul(sp_params, gb, "gradient bytes"), 1, g);
+  }
+  if (logits) comm("xent_tp_allreduce_fwd", "allreduce", "tp", tp, f.tokens * 4, 3 * mb, DType::fp32);
+
+  // Expert parallelism (balanced routing: this rank's tokens x top_k assignments leave it,
+  // as many arrive).
+  if (f.moe_layers > 0) {
+    const int64_t calls = f.moe_layers * mb;
+    const int64_t routed = checked_product({f.tokens_sp, m.top_k, m.hidden, b}, "routed token bytes");
+    for (const char* role : {"ep_alltoall_dispatch_fwd", "ep_alltoall_combine_fwd",
+                             "ep_alltoall_dispatch_bwd", "ep_alltoall_combine_bwd"})
+      comm(role, "alltoall", "ep", l.ep, routed, calls, d);
+    const int64_t gathered = checked_product({f.tokens, m.top_k, m.hidden, b}, "routed token bytes");
+    comm("moe_tp_allgather_fwd", "allgather", "tp", tp, gathered, calls, d);
+    comm("moe_tp_reducescatter_fwd", "reduce_scatter", "tp", tp, gathered, calls, d);
+    comm("moe_tp_reducescatter_bwd", "reduce_scatter", "tp", tp, gathered, calls, d);
+    comm("moe_tp_allgather_bwd", "allgather", "tp", tp, gathered, calls, d);
+  }
+
+  // Context parallelism: the ring passes this rank's K and V chunk (and in backward also
+  // their gradients) cp - 1 times per layer.
+  if (l.cp > 1) {
+    const int64_t kv_bytes =
+        checked_product({f.tokens, m.kv_heads / tp, m.head_dim + m.v_dim(), b, 2}, "K and V bytes") / 2;
+    comm("cp_ring_fwd", "ring", "cp", l.cp, kv_bytes, (l.cp - 1) * layers * mb, d);
+    comm("cp_ring_bwd", "ring", "cp", l.cp, 2 * kv_bytes, (l.cp - 1) * layers * mb, d);
+  }
+
+  // Pipeline parallelism: one activation message per micro-batch and direction and neighbour.
+  if (l.pp > 1) {
+    const int64_t msg = checked_product({f.tokens_sp, m.hidden, b}, "activation bytes");
+    if (!f.first_stage) {
+      comm("pp_recv_fwd", "sendrecv", "pp", 2, msg, mb, d);
+      comm("pp_send_bwd", "sendrecv", "pp", 2, msg, mb, d);
+    }
+    if (!f.last_stage) {
+      comm("pp_send_fwd", "sendrecv", "pp", 2, msg, mb, d);
+      comm("pp_recv_bwd", "sendrecv", "pp", 2, msg, mb, d);
+    }
+    if (m.tied_embeddings && (f.first_stage || f.last_stage) && m.vocab > 0)
+      comm("embedding_allreduce_grad", "allreduce", "embedding", 2, checked_product({f.vocab_padded / tp, m.hidden, gb}, "embedding gradient bytes"), 1,
+           g);
+  }
+
+  // Data parallelism (and ZeRO) over dp x cp ranks; experts over dp x cp / ep.
+  struct Buffer {
+    std::string prefix;
+    int64_t group;
+    bool expert;
+  };
+  for (const Buffer& buf : {Buffer{"dp", f.dp_group, false}, Buffer{"dp_expert", f.expert_dp_group, true}}) {
+    if (buf.group < 2) continue;
+    const std::string grp = buf.expert ? "expert_dp" : "dp";
+    if (l.zero <= 2) {
+      const int64_t params = buf.expert ? w.expert_params : w.dense_params;
+      for (const auto& [size, count] : buckets(params, f.dp_bucket_params, buf.group)) {
+        if (l.zero == 0) {
+          comm(buf.prefix + "_allreduce_grad", "allreduce", grp, buf.group, checked_mul(size, gb, "gradient bytes"),
+               count, g);
+        } else {
+          comm(buf.prefix + "_reducescatter_grad", "reduce_scatter", grp, buf.group,
+               checked_mul(size, gb, "gradient bytes"), count, g);
+          comm(buf.prefix + "_allgather_param", "allgather", grp, buf.group, checked_mul(size, b, "parameter bytes"),
+               count, d);
+        }
+      }
+      continue;
+    }
+    // ZeRO-3 / FSDP: one unit per layer and one for the stage's other parameters, every micro-batch.
+    std::map<int64_t, int64_t> units;  // params -> count
+    for (int64_t i = f.layer_begin; i < f.layer_end; ++i) {
+      const LayerParams p = layer_params(m, l, f, i);
+      units[buf.expert ? p.expert : p.dense] += 1;
+    }
+    if (!buf.expert) units[stage_extra_params(m, l, f).dense] += 1;
+    for (const auto& [params, count] : units) {
+      if (params == 0) continue;
+      const int64_t padded = ceil_div(params, buf.group) * buf.group;
+      const std::string z = buf.expert ? "zero3_expert" : "zero3";
+      const int64_t param_bytes = checked_mul(padded, b, "parameter bytes");
+      const int64_t grad_bytes = checked_mul(padded, gb, "gradient bytes");
+      comm(z + "_allgather_param_fwd", "allgather", grp, buf.group, param_bytes, count * mb, d);
+      comm(z + "_allgather_param_bwd", "allgather", grp, buf.group, param_bytes, count * mb, d);
+      comm(z + "_reducescatter_grad", "reduce_scatter", grp, buf.group, grad_bytes, count * mb, g);
+    }
+  }
+}
+
+}  // namespace gpucal::model::detail

@@ -1,0 +1,54 @@
+// The calibration CSV: a fixed column set chosen before the first row (never inferred from
+// it), schema_version in every row, each row written and flushed as its point finishes.
+// Per-sample times go to a second, long-format file (point, sample, time_us, repetition) for
+// distribution-aware comparisons. Both are AppendFiles (core/output/file_io.h): a row, and a
+// point's samples, are each one write of whole lines, every write is checked, and the CSV
+// is locked so a second run with the same --out is refused.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/output/csv_format.h"
+#include "core/output/file_io.h"
+#include "core/output/row.h"
+
+namespace gpucal {
+
+constexpr int kCsvSchemaVersion = 1;
+
+// Columns every bench writes first, in this order (documented in results/SCHEMA.md).
+const std::vector<std::string>& common_columns();
+
+class CsvSink {
+ public:
+  // Throws UsageError when the file cannot be created or another run holds it.
+  // `bench_columns` follow the common ones.
+  CsvSink(const std::string& path, const std::vector<std::string>& bench_columns);
+  // Throws std::logic_error for a cell outside the schema, WriteError when writing fails.
+  void write(const Row& row);
+  void close() { out_.close(); }  // throws WriteError
+  const std::vector<std::string>& columns() const { return columns_; }
+  const std::string& path() const { return out_.path(); }
+
+ private:
+  std::vector<std::string> columns_;
+  AppendFile out_;
+};
+
+class SamplesSink {
+ public:
+  explicit SamplesSink(const std::string& path);  // throws UsageError
+  // All of a point's samples in one write; throws WriteError.
+  void write(const std::string& point, int repetition, const std::vector<double>& sample_seconds);
+  void close() { out_.close(); }
+
+ private:
+  AppendFile out_;
+};
+
+// "dir/run.csv" -> "dir/run.json" / "dir/run.samples.csv".
+std::string sidecar_path(const std::string& csv_path, const std::string& suffix);
+
+}  // namespace gpucal

@@ -1,0 +1,133 @@
+#include "core/output/file_io.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace gpucal {
+
+namespace {
+
+std::string reason(int err) { return std::strerror(err); }
+
+// write(2) until every byte is out; returns 0 or the errno of the failure.
+int write_all(int fd, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return ENOSPC;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// fsync where the file supports it (devices and pipes answer EINVAL/EROFS: nothing to sync).
+int sync_fd(int fd) {
+  if (::fsync(fd) == 0 || errno == EINVAL || errno == EROFS) return 0;
+  return errno;
+}
+
+}  // namespace
+
+AppendFile::AppendFile(const std::string& path, Lock lock) : path_(path) {
+  // No O_TRUNC: a second run must not empty the file before it learns that the first holds it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw OpenError("cannot create '" + path + "': " + reason(errno));
+  if (lock == Lock::exclusive && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK)
+      throw OpenError("'" + path + "' is being written by another run (same --out); choose another --out or wait");
+    throw OpenError("cannot lock '" + path + "': " + reason(err));
+  }
+  struct stat st {};
+  regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular_ && ::ftruncate(fd_, 0) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw OpenError("cannot truncate '" + path + "': " + reason(err));
+  }
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::fail(int err) {
+  // Leave whole appends only: a row cut by a full disk is removed, and the next append
+  // (if any) starts where that row started.
+  if (regular_ && fd_ >= 0 && ::ftruncate(fd_, whole_bytes_) == 0) ::lseek(fd_, whole_bytes_, SEEK_SET);
+  throw WriteError("cannot write '" + path_ + "': " + reason(err));
+}
+
+void AppendFile::append(const std::string& bytes) {
+  if (fd_ < 0) throw WriteError("cannot write '" + path_ + "': already closed");
+  if (const int err = write_all(fd_, bytes.data(), bytes.size())) fail(err);
+  whole_bytes_ += static_cast<long long>(bytes.size());
+}
+
+void AppendFile::close() {
+  if (fd_ < 0) return;
+  const int err = regular_ ? sync_fd(fd_) : 0;
+  const int closed = ::close(fd_);
+  const int close_err = closed != 0 ? errno : 0;
+  fd_ = -1;
+  if (err) throw WriteError("cannot write '" + path_ + "': " + reason(err));
+  if (close_err) throw WriteError("cannot write '" + path_ + "': " + reason(close_err));
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    AppendFile direct(path, AppendFile::Lock::none);
+    direct.append(content);
+    direct.close();
+    return;
+  }
+  // Unique per process and call: threads of one process may write different sidecars.
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw OpenError("cannot write '" + path + "': " + reason(errno));
+  int err = write_all(fd, content.data(), content.size());
+  if (!err) err = sync_fd(fd);
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    ::unlink(tmp.c_str());
+    throw WriteError("cannot write '" + path + "': " + reason(err) + " (the previous file, if any, is unchanged)");
+  }
+}
+
+}  // namespace gpucal
+
+namespace gpucal {
+void write_stderr_line(const std::string& line) {
+  const std::string text = line + "\n";
+  (void)write_all(STDERR_FILENO, text.data(), text.size());  // nowhere to report a failed stderr
+}
+}  // namespace gpucal
+
+namespace gpucal {
+std::string not_a_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";  // absent or unreadable: the caller's open says so
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a file";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is a device, not a regular file";
+}
+}  // namespace gpucal

@@ -1,0 +1,2 @@
+// CUDA instance of the shared NCCL/RCCL communicator.
+#include "core/world/comm_nccl.cuh"

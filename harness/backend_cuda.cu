@@ -1,2 +1,0 @@
-// CUDA instance of the shared GPU backend.
-#include "harness/gpu_backend.cuh"

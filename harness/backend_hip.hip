@@ -1,2 +1,0 @@
-// HIP instance of the shared GPU backend.
-#include "harness/gpu_backend.cuh"

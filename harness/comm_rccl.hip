@@ -1,2 +1,0 @@
-// HIP instance of the shared NCCL/RCCL communicator (RCCL).
-#include "harness/comm_nccl.cuh"
