@@ -2,16 +2,12 @@
 // send_count * n * sizeof(dtype), each rank's block rounded down to 16 bytes (nccl-tests);
 // busbw factor (n-1)/n. In place: the input is block `rank` of the output buffer.
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& allgather_desc() {
   static const CollectiveDesc d{
       .name = "allgather",
-      .reduces = false,
-      .rooted = false,
-      .bus_factor = exchange_bus_factor,
       .counts =
           [](int64_t e, size_t esize, int n) {
             const int64_t block = rank_block(e, esize, n);

@@ -1,16 +1,12 @@
 // allreduce: every rank ends with the reduction of all inputs. S = count * sizeof(dtype);
 // busbw factor 2(n-1)/n (a ring sends and receives each byte 2(n-1)/n times).
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& allreduce_desc() {
   static const CollectiveDesc d{
       .name = "allreduce",
-      .reduces = true,
-      .rooted = false,
-      .bus_factor = allreduce_bus_factor,
       .counts = whole_counts,
       .in_place_send_offset = at_start,
       .in_place_recv_offset = at_start,

@@ -2,16 +2,12 @@
 // buffer = count_per_peer * n * sizeof(dtype), the per-peer block rounded down to 16 bytes
 // (nccl-tests); busbw factor (n-1)/n.
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& alltoall_desc() {
   static const CollectiveDesc d{
       .name = "alltoall",
-      .reduces = false,
-      .rooted = false,
-      .bus_factor = exchange_bus_factor,
       .counts =
           [](int64_t e, size_t esize, int n) {
             const int64_t block = rank_block(e, esize, n);

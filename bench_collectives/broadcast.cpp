@@ -1,16 +1,12 @@
 // broadcast: every rank ends with the root's input. S = count * sizeof(dtype); busbw
 // factor 1 (each byte crosses each link once).
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& broadcast_desc() {
   static const CollectiveDesc d{
       .name = "broadcast",
-      .reduces = false,
-      .rooted = true,
-      .bus_factor = unit_bus_factor,
       .counts = whole_counts,
       .in_place_send_offset = at_start,
       .in_place_recv_offset = at_start,

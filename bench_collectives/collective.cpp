@@ -6,6 +6,8 @@
 
 #include "core/errors.h"
 #include "core/driver/sweep.h"
+#include "core/formulas/collective_formulas.h"
+#include "core/registry/registry.h"
 
 namespace gpucal::coll {
 
@@ -59,19 +61,35 @@ int64_t run_bytes(const Counts& c, size_t esize) {
   return std::max(c.send, c.recv) * static_cast<int64_t>(esize);
 }
 
-const std::vector<const CollectiveDesc*>& all_collectives() {
-  static const std::vector<const CollectiveDesc*> all = {&allreduce_desc(), &allgather_desc(), &reduce_scatter_desc(),
-                                                         &broadcast_desc(), &reduce_desc(),    &alltoall_desc()};
-  return all;
+const CollectiveInfo& CollectiveDesc::info() const {
+  const CollectiveInfo* row = find_collective(name);
+  if (row == nullptr) throw std::logic_error("collective '" + name + "' has no row in core/formulas/collectives.cpp");
+  return *row;
+}
+
+double CollectiveDesc::bus_factor(int nranks) const {
+  return gpucal::bus_factor(name, nranks);
+}
+
+std::string collectives_help() {
+  std::vector<CollectiveInfo> rows;
+  for (const auto* d : all_collectives()) rows.push_back(d->info());
+  return "all, or a list of:\n" + registry::help_lines(rows);
 }
 
 std::vector<const CollectiveDesc*> parse_collectives(const std::string& csv) {
   std::vector<std::string> allowed{"all"};
-  for (const auto* d : all_collectives()) allowed.push_back(d->name);
-  std::string normalized = csv;  // reduce-scatter is reduce_scatter
-  std::replace(normalized.begin(), normalized.end(), '-', '_');
+  for (const auto* d : all_collectives()) {
+    allowed.push_back(d->name);
+    for (const auto alias : d->info().aliases) allowed.emplace_back(alias);
+  }
   std::vector<const CollectiveDesc*> out;
-  const auto words = parse_word_list(normalized, "collective", allowed);  // the one list path
+  auto words = parse_word_list(csv, "collective", allowed);  // the one list path
+  for (auto& w : words)
+    if (w != "all") w = std::string(find_collective(w)->name);  // an alias names its collective
+  for (size_t i = 0; i < words.size(); ++i)
+    if (std::find(words.begin(), words.begin() + i, words[i]) != words.begin() + i)
+      throw UsageError("--collective: '" + words[i] + "' is named twice");
   if (words.size() > 1 && std::find(words.begin(), words.end(), "all") != words.end())
     throw UsageError("--collective: 'all' already names every collective; give it alone");
   for (const auto& item : words) {

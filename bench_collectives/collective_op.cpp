@@ -33,24 +33,13 @@ std::shared_ptr<Group> make_first_ranks_group(int n, World& world, const std::sh
 namespace {
 // Fills that no input produces (inputs are integers in [-4, 4]).
 constexpr double kPoisonInt = -12345;
-
-// NCCL's name for the collective in its TUNING lines; empty for alltoall, which is grouped
-// ncclSend/ncclRecv (point-to-point work logs no algorithm or protocol).
-std::string nccl_func_name(const std::string& collective) {
-  if (collective == "allreduce") return "AllReduce";
-  if (collective == "allgather") return "AllGather";
-  if (collective == "reduce_scatter") return "ReduceScatter";
-  if (collective == "broadcast") return "Broadcast";
-  if (collective == "reduce") return "Reduce";
-  return "";
-}
 }  // namespace
 
 std::string CollectivePoint::key(int nranks) const {
   std::ostringstream k;
   k << "collectives/" << impl << "/" << desc->name << "/" << to_string(dtype);
-  if (desc->reduces) k << "/" << to_string(op);
-  if (desc->rooted) k << "/r" << root;
+  if (desc->reduces()) k << "/" << to_string(op);
+  if (desc->rooted()) k << "/r" << root;
   k << "/n" << nranks << "/" << (in_place ? "ip" : "oop") << "/" << format_size(size_bytes) << "/" << regime;
   if (graph) k << "/graph";
   return k.str();
@@ -68,9 +57,9 @@ void CollectiveOp::describe(Row& row) const {
   const int64_t esize = static_cast<int64_t>(dtype_bytes(p_.dtype));
   row.set("collective", p_.desc->name)
       .set("dtype", to_string(p_.dtype))
-      .set("op", p_.desc->reduces ? to_string(p_.op) : "")
+      .set("op", p_.desc->reduces() ? to_string(p_.op) : "")
       .set("in_place", p_.in_place)
-      .set("root", p_.desc->rooted ? std::to_string(p_.root) : "")
+      .set("root", p_.desc->rooted() ? std::to_string(p_.root) : "")
       .set("nranks", group_->nranks)
       .set("nnodes", group_->nnodes)
       .set("ranks_per_node", group_->ranks_per_node)
@@ -98,7 +87,7 @@ void CollectiveOp::setup(Backend& backend, const RunConfig& config) {
                     (p_.desc->counts == whole_counts ? "less than one element"
                                                      : "each rank's block is rounded down to a multiple of 16 bytes") +
                     ")");
-  const std::string why = group_->comm->unsupported(p_.dtype, p_.desc->reduces);
+  const std::string why = group_->comm->unsupported(p_.dtype, p_.desc->reduces());
   if (!why.empty()) throw SkipPoint(why);
   const size_t esize = dtype_bytes(p_.dtype);
   const int rank = group_->comm->rank();
@@ -156,11 +145,11 @@ Verification CollectiveOp::verify() {
   for (int64_t i = 0; i < c.send; ++i) elem::store_from_double(host.get(), static_cast<uint64_t>(i), code, ref.input(rank, i));
   backend_->copy(send_, host.get(), static_cast<size_t>(c.send) * esize);
   launch();
-  if (corrupt_ && rank == (p_.desc->rooted ? p_.root : group_->nranks - 1)) backend_->fill_constant(recv_, 1, p_.dtype, 99);  // one wrong element
+  if (corrupt_ && rank == (p_.desc->rooted() ? p_.root : group_->nranks - 1)) backend_->fill_constant(recv_, 1, p_.dtype, 99);  // one wrong element
   backend_->synchronize();
   const std::vector<double> out = backend_->to_host_doubles(recv_, static_cast<size_t>(c.recv), p_.dtype);
   // avg over floats divides once (or premultiplies by 1/n): allow n roundings of values <= 4.
-  const double tol = p_.op == ReduceOp::avg && p_.desc->reduces && p_.dtype != DType::int32
+  const double tol = p_.op == ReduceOp::avg && p_.desc->reduces() && p_.dtype != DType::int32
                          ? (group_->nranks + 1) * dtype_unit_roundoff(p_.dtype) * 4
                          : 0.0;
   int64_t wrong = 0;
@@ -211,7 +200,9 @@ bool CollectiveOp::annotate(Row& row, const Measurement& m) const {
 void CollectiveOp::tuning_cells(Row& row) const {
   if (!p_.tuning_log) return;
   const auto records = parse_nccl_tuning_lines(p_.tuning_log->read_new());
-  const std::string func = nccl_func_name(p_.desc->name);
+  // NCCL's name in its TUNING lines; empty for alltoall, which is grouped ncclSend/ncclRecv
+  // (point-to-point work logs no algorithm or protocol).
+  const std::string func(p_.desc->info().nccl_tuning_name);
   if (func.empty()) {
     row.set("nccl_choices", "none: all-to-all runs as point-to-point tasks (ncclAlltoAll and grouped ncclSend/ncclRecv alike), which log no algorithm");
     return;

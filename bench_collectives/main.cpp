@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   spec.add_options = [&](CLI::App& app) {
     app.get_option("--regime")->default_val("hot");  // collectives: back-to-back, like nccl-tests
     app.get_option("--max-time-per-point")->default_val(0.5);
-    app.add_option("--collective", opt.collectives, "all or a list: allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall")
+    app.add_option("--collective", opt.collectives, collectives_help())
         ->capture_default_str();
     app.add_option("--sizes", opt.sizes,
                    "S in bytes (nccl-tests: allgather/reduce_scatter/alltoall total buffer, each rank's block rounded "
@@ -182,8 +182,8 @@ int main(int argc, char** argv) {
     for (const auto& g : groups)
       for (const auto* d : colls)
         for (DType t : dtypes)
-          for (ReduceOp op : d->reduces ? ops : std::vector<ReduceOp>{ReduceOp::sum})
-            for (int64_t root : d->rooted ? roots : std::vector<int64_t>{0})
+          for (ReduceOp op : d->reduces() ? ops : std::vector<ReduceOp>{ReduceOp::sum})
+            for (int64_t root : d->rooted() ? roots : std::vector<int64_t>{0})
               for (bool ip : placements)
                 for (int64_t s : sizes) {
                   CollectivePoint p{d, impl, t, op, ip, static_cast<int>(root), s, config.regime, opt.graph};

@@ -3,16 +3,12 @@
 #include <cmath>
 
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& reduce_desc() {
   static const CollectiveDesc d{
       .name = "reduce",
-      .reduces = true,
-      .rooted = true,
-      .bus_factor = unit_bus_factor,
       .counts = whole_counts,
       .in_place_send_offset = at_start,
       .in_place_recv_offset = at_start,

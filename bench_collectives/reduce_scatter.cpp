@@ -3,16 +3,12 @@
 // (nccl-tests); busbw factor (n-1)/n. In place: the output is block `rank` of the input
 // buffer.
 #include "bench_collectives/collective.h"
-#include "core/formulas/collective_formulas.h"
 
 namespace gpucal::coll {
 
 const CollectiveDesc& reduce_scatter_desc() {
   static const CollectiveDesc d{
       .name = "reduce_scatter",
-      .reduces = true,
-      .rooted = false,
-      .bus_factor = exchange_bus_factor,
       .counts =
           [](int64_t e, size_t esize, int n) {
             const int64_t block = rank_block(e, esize, n);

@@ -19,6 +19,7 @@
 #include <regex>
 
 #include "app/import/import_parsers.h"
+#include "core/formulas/collectives.h"
 
 namespace gpucal::calibration {
 
@@ -386,18 +387,14 @@ std::vector<ImportedRun> parse_nccl_tests_text(const std::string& path, const st
 }
 
 std::string collective_from_program(const std::string& program) {
-  static const std::map<std::string, std::string> names = {
-      {"all_reduce", "allreduce"}, {"all_gather", "allgather"}, {"reduce_scatter", "reduce_scatter"},
-      {"alltoall", "alltoall"},    {"broadcast", "broadcast"},  {"reduce", "reduce"},
-      {"sendrecv", "sendrecv"},    {"hypercube", "hypercube"},  {"gather", "gather"},
-      {"scatter", "scatter"}};
   std::string p = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
   for (const char* suffix : {"_mpi", "_perf"})
     if (p.size() > std::string(suffix).size() &&
         p.compare(p.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
       p.erase(p.size() - std::string(suffix).size());
-  const auto it = names.find(p);
-  return it == names.end() ? "" : it->second;
+  for (const auto& c : collectives())
+    if (!c.nccl_tests_name.empty() && c.nccl_tests_name == p) return std::string(c.name);
+  return "";
 }
 
 }  // namespace gpucal::calibration

@@ -18,6 +18,7 @@
 #include <regex>
 
 #include "app/import/import_parsers.h"
+#include "core/formulas/collectives.h"
 
 namespace gpucal::calibration {
 
@@ -44,16 +45,9 @@ Kind kind_of(const std::string& path, int line, const std::string& name) {
   if (n == "latency") return {"", "pingpong"};
   if (n == "bandwidth") return {"", "sendrecv"};
   if (n == "bi-directional bandwidth") return {"", "bidir"};
-  if (n.find("allreduce") != std::string::npos) return {"allreduce", ""};
-  if (n.find("allgather") != std::string::npos) return {"allgather", ""};
-  if (n.find("reduce_scatter") != std::string::npos || n.find("reduce-scatter") != std::string::npos ||
-      n.find("reduce scatter") != std::string::npos)
-    return {"reduce_scatter", ""};
-  if (n.find("all-to-all") != std::string::npos || n.find("alltoall") != std::string::npos)
-    return {"alltoall", ""};
-  if (n.find("broadcast") != std::string::npos || n.find("bcast") != std::string::npos)
-    return {"broadcast", ""};
-  if (n.rfind("reduce", 0) == 0) return {"reduce", ""};
+  for (const auto& c : collectives())  // registry order: allreduce before reduce, reduce_scatter too
+    for (const auto word : c.osu_words)
+      if (n.find(word) != std::string::npos) return {std::string(c.name), ""};
   throw ImportError(path, line, "unknown OSU test '" + name + "'");
 }
 

@@ -3,19 +3,18 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/formulas/collectives.h"
+
 namespace gpucal {
 
 namespace {
 
-enum class Family { allreduce, exchange, unit };
+using Family = BusFamily;
 
 std::optional<Family> family_of(const std::string& c) {
-  if (c == "allreduce") return Family::allreduce;
-  if (c == "allgather" || c == "reduce_scatter" || c == "alltoall" || c == "gather" || c == "scatter" ||
-      c == "hypercube")
-    return Family::exchange;
-  if (c == "broadcast" || c == "reduce" || c == "sendrecv") return Family::unit;
-  return std::nullopt;
+  const CollectiveInfo* info = find_collective(c);
+  if (info == nullptr || info->name != c) return std::nullopt;  // gpucal's names only, as before
+  return info->bus;
 }
 
 void check_ranks(int nranks) {
@@ -55,7 +54,8 @@ bool is_known_collective(const std::string& collective) {
 }
 
 bool size_is_total_over_ranks(const std::string& collective) {
-  return family_of(collective) == Family::exchange;
+  const CollectiveInfo* info = find_collective(collective);
+  return info != nullptr && info->name == collective && info->size_total_over_ranks;
 }
 
 std::optional<int> nranks_from_bus_ratio(const std::string& collective, double ratio, double tolerance) {

@@ -16,13 +16,12 @@ double exchange_bus_factor(int nranks);
 // 1: broadcast, reduce, sendrecv: a pipeline moves S across every link once.
 double unit_bus_factor(int nranks);
 
-// By name (allreduce, allgather, reduce_scatter, alltoall, broadcast, reduce, sendrecv, gather,
-// scatter, hypercube); throws std::invalid_argument for another name or nranks < 1.
+// By name (a collective of core/formulas/collectives.h); throws std::invalid_argument for another
+// name or nranks < 1.
 double bus_factor(const std::string& collective, int nranks);
 bool is_known_collective(const std::string& collective);
 
-// True where nccl-tests' S is the total over ranks (its printed count is per rank): allgather,
-// reduce_scatter, alltoall, gather, scatter, hypercube.
+// True where nccl-tests' S is the total over ranks (its printed count is per rank).
 bool size_is_total_over_ranks(const std::string& collective);
 
 // The rank count whose bus factor equals `busbw / algbw` (a log that prints no rank list still

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <set>
 
+#include "bench_collectives/collective_list.h"
 #include "bench_collectives/collective_op.h"
 #include "core/errors.h"
+#include "core/formulas/collective_formulas.h"
 
 using namespace gpucal;
 using namespace gpucal::coll;
@@ -142,9 +144,33 @@ TEST(Collectives, PointKeysAreUniqueAndReadable) {
   EXPECT_EQ(keys.size(), 2u * 2 /*allreduce*/ + 2 /*allgather*/ + 2 * 2 /*rs*/ + 2 * 2 /*bcast*/ + 2 * 2 * 2 /*reduce*/ + 2);
 }
 
+// The registry walk: every descriptor the bench runs has its registry row, marked in_bench, and
+// every in_bench row has a descriptor; every row says what it does and how nccl-tests names it.
+TEST(Collectives, RegistryAndDescriptorsAgree) {
+  std::set<std::string> described;
+  for (const auto* d : all_collectives()) {
+    ASSERT_NE(find_collective(d->name), nullptr) << d->name;
+    EXPECT_TRUE(d->info().in_bench) << d->name;
+    EXPECT_TRUE(d->counts && d->in_place_send_offset && d->in_place_recv_offset && d->expected && d->issue) << d->name;
+    described.insert(d->name);
+  }
+  std::set<std::string_view> nccl_tests_names, names;
+  for (const auto& c : collectives()) {
+    EXPECT_FALSE(c.help.empty()) << c.name;
+    EXPECT_FALSE(c.nccl_tests_name.empty()) << c.name;
+    EXPECT_TRUE(nccl_tests_names.insert(c.nccl_tests_name).second) << c.name;
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    for (const auto alias : c.aliases) EXPECT_EQ(find_collective(alias), &c) << alias;
+    EXPECT_EQ(c.in_bench, described.count(std::string(c.name)) == 1) << c.name;
+    for (int n : {2, 3, 8}) EXPECT_GT(bus_factor(std::string(c.name), n), 0.0) << c.name;
+  }
+}
+
 TEST(Collectives, ParsingNamesTheAcceptedValues) {
   EXPECT_EQ(parse_collectives("all").size(), 6u);
   EXPECT_EQ(parse_collectives("reduce-scatter").front()->name, "reduce_scatter");
+  EXPECT_EQ(parse_collectives("all_gather,bcast").back()->name, "broadcast");
+  EXPECT_THROW(parse_collectives("allreduce,all_reduce"), UsageError);
   EXPECT_THROW(parse_collectives("allreduse"), UsageError);
   EXPECT_THROW(parse_reduce_op("prod"), UsageError);
   EXPECT_EQ(parse_reduce_op_list("sum,avg").size(), 2u);

@@ -3,6 +3,7 @@
 // capture. A communicator that records its calls drives a CollectiveOp on the host backend.
 #include <gtest/gtest.h>
 
+#include "bench_collectives/collective_list.h"
 #include "bench_collectives/collective_op.h"
 #include "core/errors.h"
 #include "core/world/world.h"

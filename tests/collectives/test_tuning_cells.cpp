@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench_collectives/collective_list.h"
 #include "bench_collectives/collective_op.h"
 #include "core/errors.h"
 #include "core/world/world.h"
