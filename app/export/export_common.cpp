@@ -6,29 +6,24 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/export/export_registry.h"
 #include "core/output/file_io.h"
+#include "core/registry/registry.h"
 
 namespace gpucal::calibration {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& export_targets() {
-  static const std::vector<std::string> targets{"calculon", "astrasim", "nersc", "vtrain"};
-  return targets;
-}
-
 std::vector<ExportReport> export_to(const json& calibration, const std::string& target,
                                     const std::string& out_dir, const ExportSettings& settings) {
   std::vector<ExportReport> reports;
-  const bool all = target == "all";
-  if (!all && std::find(export_targets().begin(), export_targets().end(), target) == export_targets().end())
-    throw std::invalid_argument("unknown export target '" + target +
-                                "' (calculon, astrasim, nersc, vtrain, all)");
-  if (all || target == "calculon") reports.push_back(export_calculon(calibration, settings, out_dir));
-  if (all || target == "astrasim") reports.push_back(export_astrasim(calibration, settings, out_dir));
-  if (all || target == "nersc") reports.push_back(export_nersc(calibration, settings, out_dir));
-  if (all || target == "vtrain") reports.push_back(export_vtrain(calibration, settings, out_dir));
+  if (target == "all") {
+    for (const ExportTarget& t : export_targets()) reports.push_back(t.write(calibration, settings, out_dir));
+    return reports;
+  }
+  check_export_target(target);
+  reports.push_back(export_with(target, calibration, settings, out_dir));
   return reports;
 }
 

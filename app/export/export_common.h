@@ -1,5 +1,6 @@
-// Shared pieces of the exporters (export_calculon/astrasim/nersc/vtrain.cpp). Exporters read a
-// calibration.json document (calibration_json.h) and write the files one consumer loads
+// Shared pieces of the exporters (one file per target, app/export/export_<name>.cpp, each a row
+// of app/export/export_registry.cpp). Exporters read a calibration.json document
+// (app/common/calibration_json.h) and write the files one consumer loads
 // UNMODIFIED: every field its code requires, in its units, with values converted so that the
 // consumer's own formula reproduces our measurement (docs/field-reference.md lists what each tool's code
 // reads). A required figure that is neither measured nor given with --set makes the export
@@ -26,20 +27,10 @@ struct ExportReport {
   bool ok() const { return refused.empty(); }
 };
 
-ExportReport export_calculon(const nlohmann::json& calibration, const ExportSettings& settings,
-                             const std::string& out_dir);
-ExportReport export_astrasim(const nlohmann::json& calibration, const ExportSettings& settings,
-                             const std::string& out_dir);
-ExportReport export_nersc(const nlohmann::json& calibration, const ExportSettings& settings,
-                          const std::string& out_dir);
-ExportReport export_vtrain(const nlohmann::json& calibration, const ExportSettings& settings,
-                           const std::string& out_dir);
-
-// target: calculon | astrasim | nersc | vtrain | all. Each consumer writes under out_dir/<consumer>/,
-// with export_notes.txt (the report) beside its files.
+// target: a name of the export registry (app/export/export_registry.h) or "all". Each consumer
+// writes under out_dir/<consumer>/, with export_notes.txt (the report) beside its files.
 std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std::string& target,
                                     const std::string& out_dir, const ExportSettings& settings = {});
-const std::vector<std::string>& export_targets();
 // The report as text; with_refusals = false leaves the "missing:" lines out (the command prints
 // those on stderr).
 std::string format_export_report(const ExportReport& report, bool with_refusals = true);

@@ -58,6 +58,14 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   cmd->add_flag("--measure-step", measure_step,
                 "compare with the step bench_step measured (RESULTS_DIR/step.csv, same model and layout): "
                 "predicted / measured; without it the comparison is made when such a row exists");
+  cmd->footer(calibration::examples_footer({
+      {"gpucal predict results/smoke --model llama3-8b --tp 2 --dp 2",
+       "one step of Llama 3 8B at TP 2 x DP 2 from a calibration run"},
+      {"gpucal predict h100/ --model llama3-70b --tp 8 --pp 4 --dp 8 --overlap tp,dp --schedule interleaved "
+       "--virtual-stages 2",
+       "a large layout with overlapped communication and an interleaved schedule"},
+      {"gpucal predict h100/ --model llama3-8b --sweep tp=1,2,4 pp=1,2", "every layout of a sweep, ranked"},
+  }));
   return cmd;
 }
 

@@ -7,25 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "app/common/command.h"
 #include "core/model/model_flags.h"
 #include "app/predict/predict_step.h"
 
-namespace CLI {
-class App;
-}
-
 namespace gpucal::predict {
 
-struct PredictCommand {
+struct PredictCommand : calibration::Command {
   std::string results_dir, out_path, overlap = "none";
   model::ModelFlags flags;
   PredictOptions options;
   std::vector<std::string> sweep;
   bool quiet = false, measure_step = false;
 
-  CLI::App* add_to(CLI::App& app);
+  CLI::App* add_to(CLI::App& app) override;
   // Exit status: 0, 1 (a prediction could not be made: one line on stderr), 2 (usage).
-  int run();
+  int run() override;
 
  private:
   int run_sweep(const nlohmann::json& cal, const OpCoster& coster, const std::string& backend,

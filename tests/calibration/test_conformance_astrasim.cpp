@@ -11,6 +11,7 @@
 
 #include "tests/calibration/conformance_calibration.h"
 #include "app/export/export_common.h"
+#include "app/export/export_registry.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -42,7 +43,7 @@ std::vector<std::string> astrasim_settings() {
 TEST(ConformanceAstraSim, NetworkYamlParsesAsTheBackendReadsIt) {
   const std::string dir = testing::fresh_temp_dir();
   const ExportReport r =
-      export_astrasim(testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
+      export_with("astrasim", testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
   const Network n = parse_as_astrasim(dir + "/astrasim/network.yml");
   ASSERT_EQ(n.topology.size(), 2u);
@@ -60,7 +61,7 @@ TEST(ConformanceAstraSim, NetworkYamlParsesAsTheBackendReadsIt) {
 TEST(ConformanceAstraSim, SystemJsonReadsWithTheTypesSysCcAssigns) {
   const std::string dir = testing::fresh_temp_dir();
   const ExportReport r =
-      export_astrasim(testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
+      export_with("astrasim", testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
   ASSERT_TRUE(r.ok());
   const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
   const std::size_t dims = parse_as_astrasim(dir + "/astrasim/network.yml").topology.size();
@@ -106,7 +107,7 @@ double astrasim_allreduce_ns(const Network& net, double local_mem_gbps, double s
 // allreduce: the GiB/s unit, the per-link bandwidth, the stages it adds and its reductions.
 TEST(ConformanceAstraSim, SimulatedAllreduceIsOursWithinAndAcrossNodes) {
   const std::string dir = testing::fresh_temp_dir();
-  const ExportReport r = export_astrasim(testing::conformance_calibration(), {}, dir);
+  const ExportReport r = export_with("astrasim", testing::conformance_calibration(), {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
   Network net = parse_as_astrasim(dir + "/astrasim/network.yml");
   const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
@@ -130,7 +131,7 @@ TEST(ConformanceAstraSim, RefusesWithoutMemoryBandwidth) {
   json calibration = testing::conformance_calibration();
   calibration["memory"] = nullptr;
   const std::string dir = testing::fresh_temp_dir();
-  const ExportReport r = export_astrasim(calibration, ExportSettings::parse(astrasim_settings()), dir);
+  const ExportReport r = export_with("astrasim", calibration, ExportSettings::parse(astrasim_settings()), dir);
   ASSERT_EQ(r.refused.size(), 1u);
   EXPECT_NE(r.refused[0].find("--set memory_gbps="), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir + "/astrasim/system.json"));

@@ -8,6 +8,7 @@
 
 #include "tests/calibration/conformance_calibration.h"
 #include "app/export/export_common.h"
+#include "app/export/export_registry.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -27,7 +28,7 @@ struct Export {
 Export export_calculon_of(const json& calibration, const std::vector<std::string>& settings,
                           const std::string& dir) {
   Export e;
-  e.report = export_calculon(calibration, ExportSettings::parse(settings), dir);
+  e.report = export_with("calculon", calibration, ExportSettings::parse(settings), dir);
   if (e.report.ok()) e.system = json::parse(testing::read_text(dir + "/calculon/system.json"));
   return e;
 }

@@ -6,6 +6,7 @@
 
 #include "tests/calibration/conformance_calibration.h"
 #include "app/export/export_common.h"
+#include "app/export/export_registry.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -22,7 +23,7 @@ std::vector<std::string> nersc_settings() {
 
 json export_nersc_of(const json& calibration, const std::vector<std::string>& settings,
                      const std::string& dir, ExportReport* report_out = nullptr) {
-  const ExportReport r = export_nersc(calibration, ExportSettings::parse(settings), dir);
+  const ExportReport r = export_with("nersc", calibration, ExportSettings::parse(settings), dir);
   if (report_out) *report_out = r;
   if (!r.ok()) return nullptr;
   return json::parse(testing::read_text(dir + "/nersc/system.json"));

@@ -9,6 +9,7 @@
 
 #include "tests/calibration/conformance_calibration.h"
 #include "app/export/export_common.h"
+#include "app/export/export_registry.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -44,7 +45,7 @@ Lut read_lut_as_vtrain_does(const std::string& path) {
 
 TEST(ConformanceVTrain, LutFilesAreWhereAndHowTheLoaderReadsThem) {
   const std::string dir = testing::fresh_temp_dir();
-  const ExportReport r = export_vtrain(testing::conformance_calibration(), {}, dir);
+  const ExportReport r = export_with("vtrain", testing::conformance_calibration(), {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
   // base_dir = trace_path / gpu_name.lower(); files ending in "_LUT"; GPU count = split("_")[1][3:]
   const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
@@ -90,7 +91,7 @@ TEST(ConformanceVTrain, GpuNameOfImportedLogsIsTheLogsGpu) {
                          {"imported", true},
                          {"sources", json::array({{{"device", ""}}, {{"device", "NVIDIA H100 80GB HBM3"}}})}}}};
   const std::string dir = testing::fresh_temp_dir();
-  const ExportReport r = export_vtrain(c, {}, dir);
+  const ExportReport r = export_with("vtrain", c, {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
   const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
   EXPECT_EQ(config["gpu_name"], "nvidia_h100_80gb_hbm3");
@@ -99,7 +100,7 @@ TEST(ConformanceVTrain, GpuNameOfImportedLogsIsTheLogsGpu) {
 
 TEST(ConformanceVTrain, SystemConfigKeysAreVTrainConfigArgumentsInItsUnits) {
   const std::string dir = testing::fresh_temp_dir();
-  ASSERT_TRUE(export_vtrain(testing::conformance_calibration(), {}, dir).ok());
+  ASSERT_TRUE(export_with("vtrain", testing::conformance_calibration(), {}, dir).ok());
   const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
   const std::set<std::string> arguments{"num_gpus",
                                         "tensor_parallel_size",
@@ -146,7 +147,7 @@ TEST(ConformanceVTrain, ExtrapolatesFromTheBandwidthRegimeAndRefusesWithoutOne) 
     return calibration;
   };
   const std::string dir = testing::fresh_temp_dir();
-  const ExportReport r = export_vtrain(keep_sizes_up_to(128.0 * 1048576), {}, dir);
+  const ExportReport r = export_with("vtrain", keep_sizes_up_to(128.0 * 1048576), {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
   bool noted = false;
   for (const auto& n : r.notes) noted |= n.find("896 EXTRAPOLATED") != std::string::npos;
@@ -156,7 +157,7 @@ TEST(ConformanceVTrain, ExtrapolatesFromTheBandwidthRegimeAndRefusesWithoutOne) 
               1.0, 0.01);
 
   const std::string dir2 = testing::fresh_temp_dir("small");
-  const ExportReport small = export_vtrain(keep_sizes_up_to(1048576), {}, dir2);
+  const ExportReport small = export_with("vtrain", keep_sizes_up_to(1048576), {}, dir2);
   ASSERT_FALSE(small.ok());
   EXPECT_NE(small.refused[0].find("1 MiB"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir2 + "/vtrain"));

@@ -1,0 +1,55 @@
+#include "app/export/export_command.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "app/common/calibration_json.h"
+#include "app/common/results_dir.h"
+#include "app/export/export_registry.h"
+#include "core/registry/registry.h"
+
+namespace gpucal::calibration {
+
+CLI::App* ExportCommand::add_to(CLI::App& app) {
+  std::string tools;
+  for (const auto& t : export_targets()) tools += (tools.empty() ? "" : ", ") + std::string(t.tool);
+  auto* cmd = app.add_subcommand("export", "write inputs for " + tools);
+  cmd->add_option("RESULTS_DIR", source_, "results folder or a calibration.json")->required();
+  cmd->add_option("--to", target_, registry::choices(export_targets()) + " | all:\n" + registry::help_lines(export_targets()))
+      ->required();
+  cmd->add_option("-o,--output", out_dir_, "output folder (default RESULTS_DIR/export)");
+  std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";
+  for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
+  cmd->add_option("--set", set_items_, set_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->footer(examples_footer({
+      {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
+      {"gpucal export imported/ --to calculon --set memory_gbps=3350 --set vector_tflops=67",
+       "Calculon's system file from nccl-tests logs, the figures a log lacks given by hand"},
+  }));
+  return cmd;
+}
+
+int ExportCommand::run() {
+  namespace fs = std::filesystem;
+  const ExportSettings settings = ExportSettings::parse(set_items_);  // usage errors before any reading
+  check_export_target(target_);
+  nlohmann::json calibration;
+  std::string out_dir = out_dir_;
+  if (fs::is_regular_file(source_)) {
+    calibration = read_calibration_file(source_);
+    if (out_dir.empty()) out_dir = (fs::path(source_).parent_path() / "export").string();
+  } else {
+    calibration = build_calibration(load_results(source_));
+    if (out_dir.empty()) out_dir = (fs::path(source_) / "export").string();
+  }
+  int status = 0;
+  for (const ExportReport& r : export_to(calibration, target_, out_dir, settings)) {
+    std::cout << format_export_report(r, /*with_refusals=*/false);
+    for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
+    if (!r.ok()) status = 2;
+  }
+  return status;
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,23 @@
+// `gpucal export RESULTS_DIR|calibration.json --to TARGET|all [-o DIR] [--set KEY=VALUE ...]`:
+// the inputs of the export registry's consumers (app/export/export_registry.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/common/command.h"
+
+namespace gpucal::calibration {
+
+class ExportCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override;
+  // 2 when an export was refused (after writing the others).
+  int run() override;
+
+ private:
+  std::string source_, target_, out_dir_;
+  std::vector<std::string> set_items_;
+};
+
+}  // namespace gpucal::calibration

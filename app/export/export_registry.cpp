@@ -1,0 +1,44 @@
+#include "app/export/export_registry.h"
+
+#include <stdexcept>
+
+#include "core/registry/registry.h"
+
+namespace gpucal::calibration {
+
+// Each target's writer, defined in its own file app/export/export_<name>.cpp.
+ExportReport export_calculon(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_astrasim(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_nersc(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_vtrain(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+
+const std::vector<ExportTarget>& export_targets() {
+  static const std::vector<ExportTarget> table{
+      {.name = "calculon", .tool = "Calculon",
+       .help = "system JSON: matrix/vector rates with efficiency tables, memory tiers, networks",
+       .write = export_calculon},
+      {.name = "astrasim", .tool = "ASTRA-sim",
+       .help = "network YAML per dimension and system JSON (analytical backend)", .write = export_astrasim},
+      {.name = "nersc", .tool = "NERSC transformer-perf-estimates",
+       .help = "system JSON: matrix/vector flops, HBM, NVLink and IB bandwidths, latencies, efficiencies",
+       .write = export_nersc},
+      {.name = "vtrain", .tool = "vTrain",
+       .help = "nccl-tests-style allreduce tables per GPU count, 1 MiB to 1 GiB in 1 MiB steps",
+       .write = export_vtrain},
+  };
+  return table;
+}
+
+void check_export_target(std::string_view target) {
+  if (target == "all" || registry::find(export_targets(), target) != nullptr) return;
+  std::vector<std::string> names = registry::names(export_targets());
+  names.push_back("all");
+  throw std::invalid_argument(registry::unknown_message("export target", target, names));
+}
+
+ExportReport export_with(std::string_view target, const nlohmann::json& calibration, const ExportSettings& settings,
+                         const std::string& out_dir) {
+  return registry::lookup(export_targets(), target, "export target").write(calibration, settings, out_dir);
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,56 @@
+#include "app/import/import_command.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "app/import/import_writer.h"
+#include "core/driver/flag_checks.h"
+#include "core/formulas/collectives.h"
+#include "core/registry/registry.h"
+
+namespace gpucal::calibration {
+
+CLI::App* ImportCommand::add_to(CLI::App& app) {
+  auto* cmd = app.add_subcommand("import",
+                                 "read nccl-tests/rccl-tests (text or -J JSON) and OSU logs into a results folder "
+                                 "(collectives.csv, p2p.csv)");
+  cmd->add_option("LOG", logs_, "log files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required();
+  cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node, for logs that name no hosts")
+      ->check(number_check<int>({.min = 1, .max = 1 << 20}));
+  cmd->add_option("--nranks", options_.nranks, "ranks of the run, for logs that do not say (OSU collectives)")
+      ->check(number_check<int>({.min = 1, .max = 1 << 24}));
+  cmd->add_option("--device", options_.device, "device name, for logs that print none");
+  cmd->add_option("--collective", options_.collective,
+                  "collective measured, for nccl-tests logs with neither a header nor a command line naming it: " +
+                      registry::choices(collectives(), ", "))
+      ->check(CLI::IsMember(collective_names()));
+  cmd->footer(examples_footer({
+      {"gpucal import all_reduce.log all_gather.log --out h100/", "nccl-tests logs as printed (launcher tags and all)"},
+      {"gpucal import pasted_table.txt --collective allreduce --ranks-per-node 8 --out h100/",
+       "a table pasted without its header: name what the log does not say"},
+  }));
+  return cmd;
+}
+
+int ImportCommand::run() {
+  namespace fs = std::filesystem;
+  // The same log twice would import every row twice under one point key.
+  std::set<fs::path> seen;
+  for (const auto& log : logs_)
+    if (!seen.insert(fs::weakly_canonical(fs::absolute(log))).second)
+      throw std::invalid_argument("LOG: '" + log + "' is given twice");
+  // Every log is read before anything is written: one bad log leaves no folder behind.
+  std::vector<ImportedRun> runs;
+  for (const auto& log : logs_)
+    for (auto& run : import_log(log, options_)) runs.push_back(std::move(run));
+  const ImportSummary summary = write_imported_results(runs, out_dir_, argv_);
+  for (const auto& m : summary.messages) std::cout << m << "\n";
+  std::cout << "wrote " << out_dir_ << ": " << summary.collective_rows << " collectives row(s), " << summary.p2p_rows
+            << " p2p row(s)\n";
+  return 0;
+}
+
+}  // namespace gpucal::calibration

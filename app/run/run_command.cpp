@@ -1,0 +1,38 @@
+#include "app/run/run_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "app/run/suites.h"
+
+namespace gpucal::calibration {
+
+CLI::App* RunCommand::add_to(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "run a suite of benches into one results folder, then fit, export, plot");
+  std::string suite_help = "a suite of app/run/suites.cpp:";
+  for (const Suite& s : suites()) suite_help += "\n  " + s.name + ": " + s.purpose;
+  cmd->add_option("--suite", options_.suite, suite_help)->capture_default_str();
+  cmd->add_option("--out", options_.out_dir, "results folder to create")->capture_default_str();
+  cmd->add_option("--backend", options_.backend, "auto | cuda | hip | host")->capture_default_str();
+  cmd->add_option("--bin-dir", options_.bin_dir, "where the bench_* binaries are (default: beside gpucal)");
+  cmd->add_option("--mpirun", options_.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
+  cmd->add_option("--threads", options_.threads,
+                  "or: run collectives/p2p as one process with N rank threads (all: one per GPU)")
+      ->excludes(cmd->get_option("--mpirun"));
+  cmd->add_flag("--no-plots", no_plots_, "do not call the plot scripts");
+  cmd->footer(examples_footer({
+      {"gpucal run --suite smoke", "seconds: every bench on a few points, then fit, exports, plots, summary.md"},
+      {"gpucal run --suite calibration --out h100/ --threads all",
+       "the full tables for one node, collectives over every local GPU"},
+      {"gpucal run --suite nightly --out nightly/$(date +%F) --mpirun \"mpirun -np 8\"",
+       "the regression set; compare it with last week's folder (gpucal compare)"},
+  }));
+  return cmd;
+}
+
+int RunCommand::run() {
+  options_.plots = !no_plots_;
+  return run_suite(options_, std::cout);
+}
+
+}  // namespace gpucal::calibration
