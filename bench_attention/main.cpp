@@ -22,6 +22,7 @@
 #include "core/errors.h"
 #include "core/model/model_options.h"
 #include "core/driver/sweep.h"
+#include "core/registry/registry.h"
 
 namespace {
 
@@ -106,25 +107,6 @@ std::vector<AttentionProblem> problems_from(const AttentionOptions& o, DType dty
   return out;
 }
 
-// An implementation on a backend it does not run on is bad input (exit 2), found before
-// any library is loaded.
-std::vector<std::string> impls_for(const std::string& spec, const Backend& backend) {
-  if (spec == "auto") {
-    if (backend.name() == "cuda") return {"cudnn", "flash"};
-    if (backend.name() == "hip") return {"flash"};
-    return {"host"};
-  }
-  const auto impls = parse_word_list(spec, "impl", {"host", "cudnn", "flash"});
-  for (const auto& impl : impls) {
-    const bool runs = impl == "host" ? backend.is_host() : impl == "cudnn" ? backend.name() == "cuda" : !backend.is_host();
-    if (!runs)
-      throw UsageError("--impl " + impl + " needs --backend " +
-                       (impl == "host" ? "host" : impl == "cudnn" ? "cuda" : "cuda or hip") + " (this run's backend is " +
-                       backend.name() + ")");
-  }
-  return impls;
-}
-
 void print_list(const std::vector<AttentionProblem>& problems) {
   std::printf("%-6s %-4s %-5s %-5s %-5s %-8s %-8s %-8s %-6s %-8s %s\n", "dtype", "pass", "lay", "batch", "heads",
               "kv_heads", "seq_q", "seq_kv", "d", "causal", "tflop");
@@ -142,7 +124,7 @@ void print_list(const std::vector<AttentionProblem>& problems) {
 
 int main(int argc, char** argv) {
   AttentionOptions opt;
-  std::shared_ptr<LibraryContext> cudnn;  // one handle per run, shared by every cudnn point
+  std::map<std::string, std::shared_ptr<LibraryContext>> contexts;  // per implementation, shared by its points
   model::ModelOptions from_model({.bench = "attention",
                                   .replaced_flags = {"--batch", "--heads", "--kv-heads", "--seq-kv", "--head-dim",
                                                      "--causal", "--pass", "--layout", "--set"}});
@@ -163,7 +145,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--pass", opt.pass, "fwd, bwd, fwdbwd (list)")->capture_default_str();
     app.add_option("--layout", opt.layout, "BSHD, BHSD (list)")->capture_default_str();
-    app.add_option("--impl", opt.impl, "auto (host: host; cuda: cudnn,flash; hip: flash) or a list of host, cudnn, flash")
+    app.add_option("--impl", opt.impl, "auto (every implementation of the backend) or a list of:\n" +
+                                           registry::help_lines(attention_impls()))
         ->capture_default_str();
     app.add_option("--flop-convention", opt.convention, "fa2 (FlashAttention-2, default) or fa3")
         ->capture_default_str();
@@ -187,31 +170,16 @@ int main(int argc, char** argv) {
                                       a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal));
     }
     if (!from_model.active()) problems = problems_from(opt, backend.is_host() ? DType::fp32 : DType::bf16);
-    const auto impls = impls_for(opt.impl, backend);
     std::vector<std::unique_ptr<Op>> ops;
-    for (const auto& impl : impls) {
-#if !defined(GPUCAL_HAVE_CUDNN)
-      if (impl == "cudnn") throw UsageError("--impl cudnn: this build has no cuDNN (CUDA or cuDNN not found at configure time)");
-#else
-      if (impl == "cudnn" && backend.name() == "cuda" && !cudnn) cudnn = make_cudnn_context(backend);
-#endif
-#if !defined(GPUCAL_HAVE_FLASH_CUDA) && !defined(GPUCAL_HAVE_FLASH_HIP)
-      if (impl == "flash") throw UsageError("--impl flash: this build has no CUDA or HIP backend");
-#endif
-      for (const auto& p : problems) {
-        if (impl == "host") ops.push_back(make_host_attention(p, config.regime));
-#if defined(GPUCAL_HAVE_FLASH_CUDA) || defined(GPUCAL_HAVE_FLASH_HIP)
-        if (impl == "flash") ops.push_back(make_flash_attention(p, config.regime));
-#endif
-#if defined(GPUCAL_HAVE_CUDNN)
-        if (impl == "cudnn") ops.push_back(make_cudnn_attention(p, config.regime, cudnn));
-#endif
-      }
+    for (const AttentionImpl* impl : resolve_attention_impls(opt.impl, backend)) {
+      std::shared_ptr<LibraryContext> ctx;
+      if (impl->make_context) ctx = contexts[std::string(impl->name)] = impl->make_context(backend);
+      for (const auto& p : problems) ops.push_back(impl->make_op(p, config.regime, ctx));
     }
     return ops;
   };
   spec.add_metadata = [&](Metadata& meta, Backend&) {
-    if (cudnn) meta.add_library("cudnn", cudnn->version());
+    for (const auto& [name, ctx] : contexts) meta.add_library(name, ctx->version());
   };
   from_model.attach(spec);
   return bench_main(argc, argv, spec);

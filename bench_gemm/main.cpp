@@ -24,6 +24,7 @@
 #include "core/driver/flag_checks.h"
 #include "core/model/model_options.h"
 #include "core/driver/sweep.h"
+#include "core/registry/registry.h"
 
 namespace {
 
@@ -50,20 +51,6 @@ const std::vector<std::string> kColumns = {
     "swizzle", "reduction_scheme", "workspace_bytes", "workspace_limit_bytes", "library_waves", "sms", "tile_m",
     "tile_n", "tiles", "waves", "wave_efficiency", "tile_efficiency", "heuristic_time_us", "autotune_candidates",
     "autotune_gain", "rotate_copies", "graph_launches", "verify_method", "verified_elements", "tolerance"};
-
-// Each library runs on one backend: asking for another is bad input (exit 2), found before
-// any library is loaded.
-std::string resolve_impl(const std::string& impl, const Backend& backend) {
-  const std::string natural = backend.name() == "cuda" ? "cublaslt" : backend.name() == "hip" ? "hipblaslt" : "openblas";
-  if (impl == "auto") return natural;
-  if (impl != "openblas" && impl != "cublaslt" && impl != "hipblaslt")
-    throw UsageError("--impl: expected auto, openblas, cublaslt or hipblaslt, got '" + impl + "'");
-  if (impl != natural) {
-    const char* needs = impl == "cublaslt" ? "cuda" : impl == "hipblaslt" ? "hip" : "host";
-    throw UsageError("--impl " + impl + " needs --backend " + needs + " (this run's backend is " + backend.name() + ")");
-  }
-  return impl;
-}
 
 std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
   std::vector<ShapeSpec> out;
@@ -116,6 +103,27 @@ GemmRunOptions run_options(const GemmOptions& o, const RunConfig& config, size_t
   return r;
 }
 
+std::optional<DType> parse_out_dtype(const std::string& spec) {
+  if (spec == "auto") return std::nullopt;
+  if (spec.find(',') != std::string::npos) throw UsageError("--out-dtype: one dtype, got '" + spec + "'");
+  return parse_dtype_list(spec, "out-dtype").front();
+}
+
+// The run's problems: the model's GEMMs (--model), or the axes, shapes file or set.
+std::vector<GemmProblem> problems_from(const GemmOptions& o, const model::ModelOptions& from_model,
+                                       std::optional<DType> out_dtype) {
+  std::vector<GemmProblem> problems;
+  if (from_model.active()) {
+    for (const auto& g : from_model.groups())
+      problems.push_back(make_problem(g.op.dtype, g.op.gemm.layout, g.op.gemm.m, g.op.gemm.n, g.op.gemm.k,
+                                      g.op.gemm.batch, 1.0, g.op.gemm.beta, g.op.gemm.out_dtype));
+    return problems;
+  }
+  for (const auto& s : shapes_from(o))
+    problems.push_back(make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, o.alpha, o.beta, out_dtype));
+  return problems;
+}
+
 // --rotate and --graph time back-to-back launches: unless --regime was given, they select the
 // hot measurement loop (the sidecar's command line shows the added flag).
 std::vector<char*> with_implied_regime(int argc, char** argv, std::string& storage) {
@@ -162,8 +170,9 @@ int main(int argc, char** argv) {
     auto* set = app.add_option("--set", opt.set, "built-in shape set: square, llm, deepbench, align");
     set->excludes(m)->excludes(n)->excludes(k)->excludes(shapes);
     app.add_flag("--list", opt.list, "print the shapes (of --set, or of the axes) and exit without running");
-    app.add_option("--impl", opt.impl, "auto, openblas, cublaslt, hipblaslt")->capture_default_str();
-    add_number(app, "--workspace", opt.workspace_bytes, "library workspace bytes (default 32 MiB on Hopper, 4 MiB elsewhere)",
+    app.add_option("--impl", opt.impl, "auto (the backend's library) or one of:\n" + registry::help_lines(gemm_impls()))
+        ->capture_default_str();
+    add_number(app, "--workspace", opt.workspace_bytes, "library workspace bytes (default: the library's, 32 MiB on Hopper, 4 MiB elsewhere)",
                {.min = 0, .max = 1099511627776.0});
     app.add_option("--algo", opt.algo, "heuristic (the library's first choice; default) or autotune");
     add_number(app, "--autotune", opt.autotune, "time the heuristic's top N candidates, keep the fastest (default N 8)",
@@ -177,47 +186,17 @@ int main(int argc, char** argv) {
     return true;
   };
   spec.make_ops = [&](Backend& backend, const RunConfig& config) {
-    const std::string impl = resolve_impl(opt.impl, backend);
-    const size_t workspace = opt.workspace_bytes >= 0 ? static_cast<size_t>(opt.workspace_bytes)
-                             : backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20)
-                                                                          : (4u << 20);
-    const GemmRunOptions run = run_options(opt, config, impl == "openblas" ? 0 : workspace);
+    const GemmImpl& impl = resolve_gemm_impl(opt.impl, backend);
+    const size_t workspace =
+        opt.workspace_bytes >= 0 ? static_cast<size_t>(opt.workspace_bytes) : impl.default_workspace(backend);
+    const GemmRunOptions run = run_options(opt, config, impl.make_context ? workspace : 0);
     best = run.best;
     out_path = config.out;
-    const std::optional<DType> out_dtype =
-        opt.out_dtype == "auto" ? std::nullopt : std::optional<DType>(parse_dtype_list(opt.out_dtype, "out-dtype").front());
-    if (opt.out_dtype.find(',') != std::string::npos) throw UsageError("--out-dtype: one dtype, got '" + opt.out_dtype + "'");
-    if (impl == "cublaslt") {
-#if defined(GPUCAL_HAVE_CUDA)
-      library = make_cublaslt_context(backend, workspace);
-#else
-      throw UsageError("--impl cublaslt: this build has no CUDA backend");
-#endif
-    } else if (impl == "hipblaslt") {
-#if defined(GPUCAL_HAVE_HIPBLASLT)
-      library = make_hipblaslt_context(backend, workspace);
-#else
-      throw UsageError("--impl hipblaslt: this build has no hipBLASLt (not found at configure time)");
-#endif
-    } else if (impl != "openblas") {
-      throw UsageError("--impl: expected auto, openblas, cublaslt or hipblaslt, got '" + impl + "'");
-    }
-    std::vector<GemmProblem> problems;
-    for (const auto& g : from_model.active() ? from_model.groups() : std::vector<model::OpGroup>{})
-      problems.push_back(make_problem(g.op.dtype, g.op.gemm.layout, g.op.gemm.m, g.op.gemm.n, g.op.gemm.k,
-                                      g.op.gemm.batch, 1.0, g.op.gemm.beta, g.op.gemm.out_dtype));
-    for (const auto& s : from_model.active() ? std::vector<ShapeSpec>{} : shapes_from(opt))
-      problems.push_back(make_problem(s.dtype, s.layout, s.m, s.n, s.k, s.batch, opt.alpha, opt.beta, out_dtype));
+    const std::optional<DType> out_dtype = parse_out_dtype(opt.out_dtype);
+    if (impl.make_context) library = impl.make_context(backend, workspace);
     std::vector<std::unique_ptr<Op>> ops;
-    for (const GemmProblem& p : problems) {
-      if (impl == "openblas") ops.push_back(make_host_gemm(p, config.regime, run));
-#if defined(GPUCAL_HAVE_CUDA)
-      if (impl == "cublaslt") ops.push_back(make_cublaslt_gemm(p, config.regime, run, library));
-#endif
-#if defined(GPUCAL_HAVE_HIPBLASLT)
-      if (impl == "hipblaslt") ops.push_back(make_hipblaslt_gemm(p, config.regime, run, library));
-#endif
-    }
+    for (const GemmProblem& p : problems_from(opt, from_model, out_dtype))
+      ops.push_back(impl.make_op(p, config.regime, run, library));
     return ops;
   };
   spec.add_metadata = [&](Metadata& meta, Backend&) {

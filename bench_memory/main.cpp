@@ -12,7 +12,9 @@
 // Example: bench_memory --backend cuda --set llm --out memory.csv
 //          bench_memory --backend host --kernel stream --dtype fp32 --out stream.csv
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "bench_memory/memory_impls.h"
 #include "bench_memory/memory_op.h"
@@ -21,6 +23,7 @@
 #include "core/errors.h"
 #include "core/model/model_options.h"
 #include "core/driver/sweep.h"
+#include "core/registry/registry.h"
 
 namespace {
 
@@ -144,21 +147,8 @@ std::vector<MemoryPoint> points_from(const MemoryOptions& o, int64_t llc, bool h
   return out;
 }
 
-std::vector<std::string> impls_for(const std::string& spec, const std::string& backend) {
-  if (spec != "auto") return parse_word_list(spec, "impl", {"host", "gpucal", "cudnn"});
-  if (backend == "cuda") {
-#if defined(GPUCAL_HAVE_CUDNN)
-    return {"gpucal", "cudnn"};
-#else
-    return {"gpucal"};
-#endif
-  }
-  if (backend == "hip") return {"gpucal"};
-  return {"host"};
-}
-
 // cuDNN offers the normalizations; its rows exist only for those kernels.
-bool impl_offers(const std::string& impl, Kernel k) { return impl != "cudnn" || cudnn_offers(k); }
+bool impl_offers(const MemoryImpl& impl, Kernel k) { return impl.offers == nullptr || impl.offers(k); }
 
 // --model: the step's memory-bound operations on this rank, one point per distinct shape.
 std::vector<MemoryPoint> points_from_model(const model::ModelOptions& from_model) {
@@ -174,13 +164,13 @@ std::vector<MemoryPoint> points_from_model(const model::ModelOptions& from_model
   return out;
 }
 
-void print_list(const std::vector<MemoryPoint>& points, const std::vector<std::string>& impls,
+void print_list(const std::vector<MemoryPoint>& points, const std::vector<const MemoryImpl*>& impls,
                 const std::string& regime) {
   std::printf("# point bytes working_set_bytes\n");
-  for (const auto& impl : impls)
+  for (const MemoryImpl* impl : impls)
     for (const auto& p : points)
-      if (impl_offers(impl, p.kernel))
-        std::printf("%s %lld %lld\n", p.key(impl, regime).c_str(),
+      if (impl_offers(*impl, p.kernel))
+        std::printf("%s %lld %lld\n", p.key(std::string(impl->name), regime).c_str(),
                     static_cast<long long>(bytes_moved(p.desc(), p.dims, p.dtype)),
                     static_cast<long long>(working_set_bytes(p.desc(), p.dims, p.dtype)));
 }
@@ -189,7 +179,7 @@ void print_list(const std::vector<MemoryPoint>& points, const std::vector<std::s
 
 int main(int argc, char** argv) {
   MemoryOptions opt;
-  std::shared_ptr<LibraryContext> cudnn;
+  std::map<std::string, std::shared_ptr<LibraryContext>> contexts;  // per implementation, shared by its points
   std::shared_ptr<RunContext> run;
   model::ModelOptions from_model({.bench = "memory",
                                   .replaced_flags = {"--kernel", "--bytes", "--fma-elements", "--rows", "--cols",
@@ -214,7 +204,8 @@ int main(int argc, char** argv) {
             ->capture_default_str(),
         app.add_option("--params", opt.params, "AdamW parameter count")->capture_default_str()};
     app.add_option("--set", opt.set, "named shape set: llm, quick (fixes the shape axes)");
-    app.add_option("--impl", opt.impl, "auto (host: host; cuda: gpucal,cudnn; hip: gpucal) or a list of host, gpucal, cudnn")
+    app.add_option("--impl", opt.impl, "auto (every implementation of the backend) or a list of:\n" +
+                                           registry::help_lines(memory_impls()))
         ->capture_default_str();
     app.add_flag("--list", opt.list, "print the points (key, bytes moved, working set) and exit");
     // STREAM and the cache plateaus are back-to-back figures; --regime cold flushes before each sample.
@@ -235,7 +226,7 @@ int main(int argc, char** argv) {
       }
     }
     const auto points = points_from(opt, llc, host);
-    const auto impls = impls_for(opt.impl, backend);
+    const auto impls = resolve_memory_impls(opt.impl, backend);
     if (!opt.list) return false;
     std::fputs(note.c_str(), stdout);
     print_list(points, impls, config.regime);
@@ -248,24 +239,16 @@ int main(int argc, char** argv) {
     const auto points =
         from_model.active() ? points_from_model(from_model) : points_from(opt, run->llc_bytes, backend.is_host());
     std::vector<std::unique_ptr<Op>> ops;
-    for (const auto& impl : impls_for(opt.impl, backend.name())) {
-      ImplFactory factory;
-      if (impl == "host") {
-        factory = [] { return make_host_impl(); };
-      } else if (impl == "gpucal") {
-        if (!have_gpu_kernels()) throw UsageError("--impl gpucal: this build has no CUDA or HIP backend");
-        factory = [&backend] { return make_gpu_impl(backend); };
-      } else {
-#if defined(GPUCAL_HAVE_CUDNN)
-        if (backend.name() == "cuda" && !cudnn) cudnn = make_cudnn_context(backend);
-        factory = [&cudnn] { return make_cudnn_impl(cudnn); };
-#else
-        throw UsageError("--impl cudnn: this build has no cuDNN (CUDA or cuDNN not found at configure time)");
-#endif
-      }
+    for (const MemoryImpl* impl : resolve_memory_impls(opt.impl, backend.name())) {
+      if (!impl->missing.empty()) throw UsageError("--impl " + std::string(impl->name) + ": " + std::string(impl->missing));
+      std::shared_ptr<LibraryContext> ctx;
+      if (impl->make_context && std::find(impl->backends.begin(), impl->backends.end(), backend.name()) !=
+                                     impl->backends.end())
+        ctx = contexts[std::string(impl->name)] = impl->make_context(backend);
+      const ImplFactory factory = [impl, ctx, &backend] { return impl->make(backend, ctx); };
       for (const auto& p : points)
-        if (impl_offers(impl, p.kernel))
-          ops.push_back(std::make_unique<MemoryOp>(p, impl, config.regime, factory, run));
+        if (impl_offers(*impl, p.kernel))
+          ops.push_back(std::make_unique<MemoryOp>(p, std::string(impl->name), config.regime, factory, run));
     }
     if (ops.empty())
       throw UsageError("--impl " + opt.impl + ": offers none of the selected kernels (cudnn: layernorm and rmsnorm, fwd and bwd)");
@@ -273,7 +256,7 @@ int main(int argc, char** argv) {
   };
   spec.add_metadata = [&](Metadata& meta, Backend& backend) {
     meta.doc()["cache_levels"] = cache_levels_json(run ? run->caches : cache_levels(backend.info()));
-    if (cudnn) meta.add_library("cudnn", cudnn->version());
+    for (const auto& [name, ctx] : contexts) meta.add_library(name, ctx->version());
   };
   from_model.attach(spec);
   return bench_main(argc, argv, spec);

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bench_memory/launch_args.h"
 #include "core/backend/backend.h"
@@ -41,6 +43,27 @@ class LibraryContext {
   virtual ~LibraryContext() = default;
   virtual std::string version() const = 0;
 };
+
+// The implementations registry: bench_memory's --impl choices, help and validation, and
+// bench_step's choice per backend, come from it. Adding one: its file, its row in
+// memory_impls.cpp, its source in bench_memory/CMakeLists.txt.
+struct MemoryImpl {
+  std::string_view name;  // --impl value, and the rows' impl column
+  std::string_view help;
+  std::vector<std::string_view> backends;  // the backends it runs on
+  // Why this build lacks it (its toolkit was not found at configure time); empty when built.
+  std::string_view missing;
+  bool (*offers)(Kernel k) = nullptr;  // the kernels it measures; nullptr: every kernel
+  // The run's shared state (nullptr where the implementation needs none).
+  std::shared_ptr<LibraryContext> (*make_context)(Backend& backend) = nullptr;
+  std::unique_ptr<KernelImpl> (*make)(Backend& backend, std::shared_ptr<LibraryContext> ctx) = nullptr;
+};
+
+const std::vector<MemoryImpl>& memory_impls();
+// "auto" is every implementation of the backend this build has (cuda: gpucal, cudnn); otherwise a
+// list of names (UsageError for an unknown one). An implementation on a backend it does not run
+// on checks each kernel (check_supported) and records skips.
+std::vector<const MemoryImpl*> resolve_memory_impls(const std::string& spec, const std::string& backend);
 
 std::unique_ptr<KernelImpl> make_host_impl();
 // gpucal's own kernels on the cuda or hip backend (whichever this binary has); throws

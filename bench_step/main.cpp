@@ -40,25 +40,17 @@ struct Libraries {
   std::shared_ptr<memory::RunContext> memory;
 };
 
+// The backend's GEMM library with its default workspace, as bench_gemm --impl auto runs it.
 std::unique_ptr<Op> gemm_op(const model::ModelOp& op, Backend& backend, const RunConfig& config, Libraries& libs) {
   const auto& g = op.gemm;
   const gemm::GemmProblem p = gemm::make_problem(op.dtype, g.layout, g.m, g.n, g.k, g.batch, 1.0, g.beta, g.out_dtype);
+  const gemm::GemmImpl& impl = gemm::resolve_gemm_impl("auto", backend);
   gemm::GemmRunOptions run;
-  if (backend.is_host()) return gemm::make_host_gemm(p, config.regime, run);
-#if defined(GPUCAL_HAVE_CUDA)
-  if (backend.name() == "cuda") {
-    if (!libs.gemm) libs.gemm = gemm::make_cublaslt_context(backend, 32u << 20);
-    return gemm::make_cublaslt_gemm(p, config.regime, run, libs.gemm);
+  if (impl.make_context) {
+    run.workspace_bytes = impl.default_workspace(backend);
+    if (!libs.gemm) libs.gemm = impl.make_context(backend, run.workspace_bytes);
   }
-#endif
-#if defined(GPUCAL_HAVE_HIPBLASLT)
-  if (backend.name() == "hip") {
-    if (!libs.gemm) libs.gemm = gemm::make_hipblaslt_context(backend, 32u << 20);
-    return gemm::make_hipblaslt_gemm(p, config.regime, run, libs.gemm);
-  }
-#endif
-  (void)libs;
-  throw UsageError("bench_step: no GEMM library for the " + backend.name() + " backend in this build");
+  return impl.make_op(p, config.regime, run, libs.gemm);
 }
 
 std::unique_ptr<Op> attention_op(const model::ModelOp& op, Backend& backend, const RunConfig& config, Libraries& libs) {
@@ -66,18 +58,9 @@ std::unique_ptr<Op> attention_op(const model::ModelOp& op, Backend& backend, con
   const attention::AttentionProblem p =
       attention::make_problem(op.dtype, attention::parse_pass(a.pass), attention::FlopConvention::fa2, "BSHD", a.batch,
                               a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal);
-  if (backend.is_host()) return attention::make_host_attention(p, config.regime);
-#if defined(GPUCAL_HAVE_CUDNN)
-  if (backend.name() == "cuda") {
-    if (!libs.attention) libs.attention = attention::make_cudnn_context(backend);
-    return attention::make_cudnn_attention(p, config.regime, libs.attention);
-  }
-#endif
-#if defined(GPUCAL_HAVE_FLASH_CUDA) || defined(GPUCAL_HAVE_FLASH_HIP)
-  return attention::make_flash_attention(p, config.regime);
-#endif
-  (void)libs;
-  throw UsageError("bench_step: no attention implementation for the " + backend.name() + " backend in this build");
+  const attention::AttentionImpl& impl = attention::default_attention_impl(backend);
+  if (impl.make_context && !libs.attention) libs.attention = impl.make_context(backend);
+  return impl.make_op(p, config.regime, impl.make_context ? libs.attention : nullptr);
 }
 
 std::unique_ptr<Op> memory_op(const model::ModelOp& op, Backend& backend, const RunConfig& config, Libraries& libs) {
