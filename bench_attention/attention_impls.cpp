@@ -1,26 +1,13 @@
 #include "bench_attention/attention_impls.h"
 
-#include <algorithm>
-
 #include "core/driver/sweep.h"
 #include "core/errors.h"
 #include "core/registry/registry.h"
 
 namespace gpucal::attention {
 
-namespace {
-
-bool runs_on(const AttentionImpl& impl, const Backend& backend) {
-  return std::find(impl.backends.begin(), impl.backends.end(), backend.name()) != impl.backends.end();
-}
-
-std::string backends_text(const AttentionImpl& impl) {
-  std::string out;
-  for (const auto b : impl.backends) out += (out.empty() ? "" : " or ") + std::string(b);
-  return out;
-}
-
-}  // namespace
+using registry::backends_text;
+using registry::runs_on;
 
 const std::vector<AttentionImpl>& attention_impls() {
   static const std::vector<AttentionImpl> table{
@@ -54,14 +41,14 @@ std::vector<const AttentionImpl*> resolve_attention_impls(const std::string& spe
   std::vector<const AttentionImpl*> out;
   if (spec == "auto") {  // the backend's implementations this build has
     for (const AttentionImpl& impl : attention_impls())
-      if (runs_on(impl, backend) && impl.missing.empty()) out.push_back(&impl);
+      if (runs_on(impl, backend.name()) && impl.missing.empty()) out.push_back(&impl);
     if (out.empty()) throw UsageError("no attention implementation for the " + backend.name() + " backend in this build");
   } else {
     for (const auto& name : parse_word_list(spec, "impl", registry::names(attention_impls())))
       out.push_back(registry::find(attention_impls(), name));
   }
   for (const AttentionImpl* impl : out) {  // every name is checked before any library is loaded
-    if (!runs_on(*impl, backend))
+    if (!runs_on(*impl, backend.name()))
       throw UsageError("--impl " + std::string(impl->name) + " needs --backend " + backends_text(*impl) +
                        " (this run's backend is " + backend.name() + ")");
     if (!impl->missing.empty()) throw UsageError("--impl " + std::string(impl->name) + ": " + std::string(impl->missing));
@@ -71,7 +58,7 @@ std::vector<const AttentionImpl*> resolve_attention_impls(const std::string& spe
 
 const AttentionImpl& default_attention_impl(const Backend& backend) {
   for (const AttentionImpl& impl : attention_impls())
-    if (runs_on(impl, backend) && impl.missing.empty()) return impl;
+    if (runs_on(impl, backend.name()) && impl.missing.empty()) return impl;
   throw UsageError("no attention implementation for the " + backend.name() + " backend in this build");
 }
 

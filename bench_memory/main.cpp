@@ -12,7 +12,6 @@
 // Example: bench_memory --backend cuda --set llm --out memory.csv
 //          bench_memory --backend host --kernel stream --dtype fp32 --out stream.csv
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -242,8 +241,7 @@ int main(int argc, char** argv) {
     for (const MemoryImpl* impl : resolve_memory_impls(opt.impl, backend.name())) {
       if (!impl->missing.empty()) throw UsageError("--impl " + std::string(impl->name) + ": " + std::string(impl->missing));
       std::shared_ptr<LibraryContext> ctx;
-      if (impl->make_context && std::find(impl->backends.begin(), impl->backends.end(), backend.name()) !=
-                                     impl->backends.end())
+      if (impl->make_context && registry::runs_on(*impl, backend.name()))
         ctx = contexts[std::string(impl->name)] = impl->make_context(backend);
       const ImplFactory factory = [impl, ctx, &backend] { return impl->make(backend, ctx); };
       for (const auto& p : points)

@@ -1,26 +1,12 @@
 #include "bench_memory/memory_impls.h"
 
-#include <algorithm>
-
 #include "core/driver/sweep.h"
 #include "core/errors.h"
 #include "core/registry/registry.h"
 
 namespace gpucal::memory {
 
-namespace {
-
-bool runs_on(const MemoryImpl& impl, const std::string& backend) {
-  return std::find(impl.backends.begin(), impl.backends.end(), backend) != impl.backends.end();
-}
-
-std::string backends_text(const MemoryImpl& impl) {
-  std::string out;
-  for (const auto b : impl.backends) out += (out.empty() ? "" : " or ") + std::string(b);
-  return out;
-}
-
-}  // namespace
+using registry::runs_on;
 
 const std::vector<MemoryImpl>& memory_impls() {
   static const std::vector<MemoryImpl> table{

@@ -4,6 +4,7 @@
 // "unknown name" messages are made here from the table, never retyped.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,19 @@ auto find(const Table& table, std::string_view name) -> decltype(&*std::begin(ta
   for (const auto& entry : table)
     if (std::string_view(entry.name) == name) return &entry;
   return nullptr;
+}
+
+// For implementation registries whose rows list the backends they run on (`.backends`).
+template <class Entry>
+bool runs_on(const Entry& entry, std::string_view backend) {
+  return std::find(entry.backends.begin(), entry.backends.end(), backend) != entry.backends.end();
+}
+// "cuda or hip"
+template <class Entry>
+std::string backends_text(const Entry& entry) {
+  std::string out;
+  for (const auto b : entry.backends) out += (out.empty() ? "" : " or ") + std::string(b);
+  return out;
 }
 
 // The entry named `name`; UsageError with the nearest name and the choices otherwise.
