@@ -81,6 +81,69 @@ void validate(const CollOptions& o, const std::vector<DType>& dtypes, const std:
     if (s <= 0) throw UsageError("--sizes: sizes must be positive");
 }
 
+void add_options(CLI::App& app, CollOptions& o) {
+  app.get_option("--regime")->default_val("hot");  // collectives: back-to-back, like nccl-tests
+  app.get_option("--max-time-per-point")->default_val(0.5);
+  app.add_option("--collective", o.collectives, collectives_help())->capture_default_str();
+  app.add_option("--sizes", o.sizes,
+                 "S in bytes (nccl-tests: allgather/reduce_scatter/alltoall total buffer, each rank's block rounded "
+                 "down to 16 B): 8:4G:x2, 1M:1G:+1M")
+      ->capture_default_str();
+  app.add_option("--dtype", o.dtype, "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, int32, fp64 (list)")->capture_default_str();
+  app.add_option("--op", o.op, "sum, max, min, avg (list; reducing collectives only)")->capture_default_str();
+  app.add_option("--in-place", o.in_place, "0 (out of place), 1 (in place), or 0,1")->capture_default_str();
+  app.add_option("--root", o.root, "root rank(s) of broadcast and reduce (list)")->capture_default_str();
+  app.add_option("--ranks", o.ranks, "group sizes: the first n ranks form a sub-communicator (2,4,8,all)")
+      ->capture_default_str();
+  app.add_option("--impl", o.impl, "auto, nccl (cuda), rccl (hip), mpi (host under mpirun), shm (host with --threads)")
+      ->capture_default_str();
+  app.add_flag("--graph", o.graph, "launch each collective from a captured CUDA/HIP graph (nccl/rccl)");
+  app.add_flag("--nccl-tuning-log", o.nccl_tuning_log,
+               "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING with NCCL_DEBUG_FILE beside --out (per host and pid); "
+               "rank 0 reads NCCL's algorithm/protocol choices back into nccl_algo, nccl_proto, nccl_choices. "
+               "NCCL then writes a line per launch, which slows small messages: use a separate diagnostic run");
+}
+
+// Communicators, one per group size, created in the same order on every rank: GPU groups are
+// split from one communicator over the whole world (ncclCommSplit).
+std::vector<std::shared_ptr<Group>> make_groups(const std::vector<int>& ranks, Backend& backend, World& world,
+                                                Watchdog& watchdog, Metadata& meta, bool host) {
+  std::shared_ptr<Communicator> parent;
+  if (!host) parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
+  std::vector<std::shared_ptr<Group>> groups;
+  for (int n : ranks) {
+    std::shared_ptr<Group> g = make_first_ranks_group(n, world, parent, watchdog);
+    if (g->member()) meta.add_library(g->comm->library(), g->comm->describe());
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+// Every point of the axes, group by group (the order every rank takes them in).
+std::vector<std::unique_ptr<Op>> sweep_points(const CollOptions& opt, const std::vector<std::shared_ptr<Group>>& groups,
+                                              const std::string& impl, const std::string& regime,
+                                              const std::shared_ptr<LogTail>& tuning_log) {
+  const auto colls = parse_collectives(opt.collectives);
+  const auto dtypes = parse_dtype_list(opt.dtype);
+  const auto ops = parse_reduce_op_list(opt.op);
+  const auto sizes = parse_axis(opt.sizes, "sizes", {.min = 1});
+  const auto placements = parse_placements(opt.in_place);
+  const auto roots = parse_axis(opt.root, "root", {.min = 0, .max = 1 << 20});
+  std::vector<std::unique_ptr<Op>> out;
+  for (const auto& g : groups)
+    for (const auto* d : colls)
+      for (DType t : dtypes)
+        for (ReduceOp op : d->reduces() ? ops : std::vector<ReduceOp>{ReduceOp::sum})
+          for (int64_t root : d->rooted() ? roots : std::vector<int64_t>{0})
+            for (bool ip : placements)
+              for (int64_t s : sizes) {
+                CollectivePoint p{d, impl, t, op, ip, static_cast<int>(root), s, regime, opt.graph};
+                p.tuning_log = tuning_log;
+                out.push_back(std::make_unique<CollectiveOp>(p, g));
+              }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,28 +155,7 @@ int main(int argc, char** argv) {
   spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
   spec.columns = collectives_columns();
   spec.default_timeout_s = 300;
-  spec.add_options = [&](CLI::App& app) {
-    app.get_option("--regime")->default_val("hot");  // collectives: back-to-back, like nccl-tests
-    app.get_option("--max-time-per-point")->default_val(0.5);
-    app.add_option("--collective", opt.collectives, collectives_help())
-        ->capture_default_str();
-    app.add_option("--sizes", opt.sizes,
-                   "S in bytes (nccl-tests: allgather/reduce_scatter/alltoall total buffer, each rank's block rounded "
-                   "down to 16 B): 8:4G:x2, 1M:1G:+1M")
-        ->capture_default_str();
-    app.add_option("--dtype", opt.dtype, "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, int32, fp64 (list)")->capture_default_str();
-    app.add_option("--op", opt.op, "sum, max, min, avg (list; reducing collectives only)")->capture_default_str();
-    app.add_option("--in-place", opt.in_place, "0 (out of place), 1 (in place), or 0,1")->capture_default_str();
-    app.add_option("--root", opt.root, "root rank(s) of broadcast and reduce (list)")->capture_default_str();
-    app.add_option("--ranks", opt.ranks, "group sizes: the first n ranks form a sub-communicator (2,4,8,all)")
-        ->capture_default_str();
-    app.add_option("--impl", opt.impl, "auto, nccl (cuda), rccl (hip), mpi (host under mpirun), shm (host with --threads)")->capture_default_str();
-    app.add_flag("--graph", opt.graph, "launch each collective from a captured CUDA/HIP graph (nccl/rccl)");
-    app.add_flag("--nccl-tuning-log", opt.nccl_tuning_log,
-                 "set NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING with NCCL_DEBUG_FILE beside --out (per host and pid); "
-                 "rank 0 reads NCCL's algorithm/protocol choices back into nccl_algo, nccl_proto, nccl_choices. "
-                 "NCCL then writes a line per launch, which slows small messages: use a separate diagnostic run");
-  };
+  spec.add_options = [&](CLI::App& app) { add_options(app, opt); };
   // Once per process, before any rank (thread) starts: NCCL reads its environment at init.
   spec.before_run = [&](const RunConfig& config) {
     if (opt.nccl_tuning_log && config.backend != "host" && !config.out.empty()) {
@@ -124,11 +166,12 @@ int main(int argc, char** argv) {
     return false;
   };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
-    const auto colls = parse_collectives(opt.collectives);
+    // Every axis is checked before a communicator exists (sweep_points reads them again).
+    parse_collectives(opt.collectives);
     const auto dtypes = parse_dtype_list(opt.dtype);
-    const auto ops = parse_reduce_op_list(opt.op);
+    parse_reduce_op_list(opt.op);
     const auto sizes = parse_axis(opt.sizes, "sizes", {.min = 1});
-    const auto placements = parse_placements(opt.in_place);
+    parse_placements(opt.in_place);
     const auto roots = parse_axis(opt.root, "root", {.min = 0, .max = 1 << 20});
     // --model: the step's collectives whose group this world has (the others are reported).
     std::vector<model::OpGroup> steps;
@@ -158,17 +201,7 @@ int main(int argc, char** argv) {
     if (opt.nccl_tuning_log) meta.doc()["nccl_tuning_log"] = std::getenv("NCCL_DEBUG_FILE") ? std::getenv("NCCL_DEBUG_FILE") : "";
     if (tuning_log) meta.doc()["nccl_tuning_log_rank0"] = tuning_log->path();  // read into the rows
 
-    // Communicators, one per group size, created in the same order on every rank: GPU
-    // groups are split from one communicator over the whole world (ncclCommSplit).
-    std::shared_ptr<Communicator> parent;
-    if (!host) parent = make_nccl_communicator(std::shared_ptr<World>(&world, [](World*) {}), backend);
-    std::vector<std::shared_ptr<Group>> groups;
-    for (int n : ranks) {
-      std::shared_ptr<Group> g = make_first_ranks_group(n, world, parent, watchdog);
-      if (g->member()) meta.add_library(g->comm->library(), g->comm->describe());
-      groups.push_back(g);
-    }
-
+    const auto groups = make_groups(ranks, backend, world, watchdog, meta, host);
     std::vector<std::unique_ptr<Op>> out;
     for (const auto& step : steps) {
       const model::ModelOp& op = step.op;
@@ -179,17 +212,7 @@ int main(int argc, char** argv) {
       out.push_back(std::make_unique<CollectiveOp>(p, groups[gi]));
     }
     if (from_model.active()) return out;
-    for (const auto& g : groups)
-      for (const auto* d : colls)
-        for (DType t : dtypes)
-          for (ReduceOp op : d->reduces() ? ops : std::vector<ReduceOp>{ReduceOp::sum})
-            for (int64_t root : d->rooted() ? roots : std::vector<int64_t>{0})
-              for (bool ip : placements)
-                for (int64_t s : sizes) {
-                  CollectivePoint p{d, impl, t, op, ip, static_cast<int>(root), s, config.regime, opt.graph};
-                  p.tuning_log = tuning_log;
-                  out.push_back(std::make_unique<CollectiveOp>(p, g));
-                }
+    for (auto& op : sweep_points(opt, groups, impl, config.regime, tuning_log)) out.push_back(std::move(op));
     return out;
   };
   from_model.attach(spec);

@@ -174,6 +174,28 @@ void print_list(const std::vector<MemoryPoint>& points, const std::vector<const 
                     static_cast<long long>(working_set_bytes(p.desc(), p.dims, p.dtype)));
 }
 
+void add_options(CLI::App& app, MemoryOptions& o) {
+  app.add_option("--kernel", o.kernel, "all, stream, vector, ops, or kernel names (list)")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "auto (fp32,bf16; fma_chain fp32,fp16,bf16) or a list of fp32, fp16, bf16")
+      ->capture_default_str();
+  o.shape_flags = {
+      app.add_option("--bytes", o.bytes, "STREAM bytes per array (auto: 4 KiB to >= 4x the last-level cache)")
+          ->capture_default_str(),
+      app.add_option("--fma-elements", o.fma_elements, "fma_chain elements (auto: 1M on the host, 16M on GPUs)")
+          ->capture_default_str(),
+      app.add_option("--rows", o.rows, "rows of the row ops (tokens)")->capture_default_str(),
+      app.add_option("--cols", o.cols, "cols of the row ops (hidden, ffn, vocabulary, sequence)")
+          ->capture_default_str(),
+      app.add_option("--params", o.params, "AdamW parameter count")->capture_default_str()};
+  app.add_option("--set", o.set, "named shape set: llm, quick (fixes the shape axes)");
+  app.add_option("--impl", o.impl, "auto (every implementation of the backend) or a list of:\n" +
+                                         registry::help_lines(memory_impls()))
+      ->capture_default_str();
+  app.add_flag("--list", o.list, "print the points (key, bytes moved, working set) and exit");
+  // STREAM and the cache plateaus are back-to-back figures; --regime cold flushes before each sample.
+  app.get_option("--regime")->run_callback_for_default()->default_val("hot");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,27 +211,7 @@ int main(int argc, char** argv) {
       "bench_memory: STREAM bandwidth per cache level, vector FMA throughput and the memory-bound ops of a training "
       "step, verified against fp64";
   spec.columns = kColumns;
-  spec.add_options = [&](CLI::App& app) {
-    app.add_option("--kernel", opt.kernel, "all, stream, vector, ops, or kernel names (list)")->capture_default_str();
-    app.add_option("--dtype", opt.dtype, "auto (fp32,bf16; fma_chain fp32,fp16,bf16) or a list of fp32, fp16, bf16")
-        ->capture_default_str();
-    opt.shape_flags = {
-        app.add_option("--bytes", opt.bytes, "STREAM bytes per array (auto: 4 KiB to >= 4x the last-level cache)")
-            ->capture_default_str(),
-        app.add_option("--fma-elements", opt.fma_elements, "fma_chain elements (auto: 1M on the host, 16M on GPUs)")
-            ->capture_default_str(),
-        app.add_option("--rows", opt.rows, "rows of the row ops (tokens)")->capture_default_str(),
-        app.add_option("--cols", opt.cols, "cols of the row ops (hidden, ffn, vocabulary, sequence)")
-            ->capture_default_str(),
-        app.add_option("--params", opt.params, "AdamW parameter count")->capture_default_str()};
-    app.add_option("--set", opt.set, "named shape set: llm, quick (fixes the shape axes)");
-    app.add_option("--impl", opt.impl, "auto (every implementation of the backend) or a list of:\n" +
-                                           registry::help_lines(memory_impls()))
-        ->capture_default_str();
-    app.add_flag("--list", opt.list, "print the points (key, bytes moved, working set) and exit");
-    // STREAM and the cache plateaus are back-to-back figures; --regime cold flushes before each sample.
-    app.get_option("--regime")->run_callback_for_default()->default_val("hot");
-  };
+  spec.add_options = [&](CLI::App& app) { add_options(app, opt); };
   spec.before_run = [&](const RunConfig& config) {
     // Validates every axis before a backend starts (bad input: one line, exit 2).
     const std::string backend = resolve_backend_name(config.backend, config.device);

@@ -73,6 +73,21 @@ std::vector<std::unique_ptr<Op>> copy_ops(const P2pOptions& o, const std::vector
   return ops;
 }
 
+void add_options(CLI::App& app, P2pOptions& o) {
+  app.add_option("--pattern", o.pattern,
+                 "sendrecv, bidir, ring, pairs, pingpong, copy (list); auto: the five messaging patterns under "
+                 "several ranks, copy in one process")
+      ->capture_default_str();
+  app.add_option("--sizes", o.sizes, "bytes per message or copy (range syntax: 1:1G:x4)")->capture_default_str();
+  app.add_option("--copy-direction", o.copy_direction,
+                 "h2d, d2h, d2d, peer (GPUs) or h2h (host backend); auto: all that apply")
+      ->capture_default_str();
+  app.add_option("--engine", o.engine, "copy engines on GPUs: ce (copy engine), sm (copy kernel)")->capture_default_str();
+  app.add_option("--memory", o.memory, "host memory of h2d/d2h copies: pinned, pageable")->capture_default_str();
+  // Messaging figures are back-to-back (hot) by convention (nccl-tests, OSU).
+  app.get_option("--regime")->run_callback_for_default()->default_val("hot");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,20 +99,7 @@ int main(int argc, char** argv) {
   spec.description = "bench_p2p: point-to-point and copy bandwidth and latency, every transfer validated";
   spec.columns = p2p_columns();
   spec.default_timeout_s = 300;
-  spec.add_options = [&](CLI::App& app) {
-    app.add_option("--pattern", opt.pattern,
-                   "sendrecv, bidir, ring, pairs, pingpong, copy (list); auto: the five messaging patterns under "
-                   "several ranks, copy in one process")
-        ->capture_default_str();
-    app.add_option("--sizes", opt.sizes, "bytes per message or copy (range syntax: 1:1G:x4)")->capture_default_str();
-    app.add_option("--copy-direction", opt.copy_direction,
-                   "h2d, d2h, d2d, peer (GPUs) or h2h (host backend); auto: all that apply")
-        ->capture_default_str();
-    app.add_option("--engine", opt.engine, "copy engines on GPUs: ce (copy engine), sm (copy kernel)")->capture_default_str();
-    app.add_option("--memory", opt.memory, "host memory of h2d/d2h copies: pinned, pageable")->capture_default_str();
-    // Messaging figures are back-to-back (hot) by convention (nccl-tests, OSU).
-    app.get_option("--regime")->run_callback_for_default()->default_val("hot");
-  };
+  spec.add_options = [&](CLI::App& app) { add_options(app, opt); };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog, Metadata& meta) {
     // --model: the step's messages (pattern sendrecv or ring) this world can run.
     std::vector<model::OpGroup> steps;

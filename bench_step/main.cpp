@@ -82,6 +82,24 @@ std::unique_ptr<Op> memory_op(const model::ModelOp& op, Backend& backend, const 
                                     libs.memory);
 }
 
+// The row's layout cells and the point's name.
+std::pair<std::vector<std::pair<std::string, std::string>>, std::string> step_identity(const model::Workload& w,
+                                                                                      const std::string& backend,
+                                                                                      const std::string& regime) {
+  const auto& l = w.layout;
+  auto num = [](int64_t v) { return std::to_string(v); };
+  std::vector<std::pair<std::string, std::string>> cells{
+      {"model", w.model.name}, {"tp", num(l.tp)},          {"pp", num(l.pp)},
+      {"dp", num(l.dp)},       {"cp", num(l.cp)},          {"ep", num(l.ep)},
+      {"sp", l.sp ? "1" : "0"}, {"seq", num(w.facts.seq)}, {"micro_batch", num(l.micro_batch)},
+      {"scale", num(l.scale)}, {"layers", num(w.facts.layers_total)}, {"dtype", to_string(l.dtype)}};
+  const std::string point = "step/" + backend + "/" + w.model.name + "/tp" + num(l.tp) + "/pp" + num(l.pp) +
+                            "/dp" + num(l.dp) + "/cp" + num(l.cp) + (l.sp ? "/sp" : "") + "/seq" +
+                            num(w.facts.seq) + "/mb" + num(l.micro_batch) + "/" + to_string(l.dtype) + "/" +
+                            regime;
+  return {cells, point};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,17 +168,7 @@ int main(int argc, char** argv) {
       run.push_back(op.role);
       flops += op.flops() * static_cast<double>(op.calls_per_step);
     }
-    const auto& l = w.layout;
-    auto num = [](int64_t v) { return std::to_string(v); };
-    std::vector<std::pair<std::string, std::string>> cells{
-        {"model", w.model.name}, {"tp", num(l.tp)},          {"pp", num(l.pp)},
-        {"dp", num(l.dp)},       {"cp", num(l.cp)},          {"ep", num(l.ep)},
-        {"sp", l.sp ? "1" : "0"}, {"seq", num(w.facts.seq)}, {"micro_batch", num(l.micro_batch)},
-        {"scale", num(l.scale)}, {"layers", num(w.facts.layers_total)}, {"dtype", to_string(l.dtype)}};
-    const std::string point = "step/" + backend.name() + "/" + w.model.name + "/tp" + num(l.tp) + "/pp" + num(l.pp) +
-                              "/dp" + num(l.dp) + "/cp" + num(l.cp) + (l.sp ? "/sp" : "") + "/seq" +
-                              num(w.facts.seq) + "/mb" + num(l.micro_batch) + "/" + to_string(l.dtype) + "/" +
-                              config.regime;
+    const auto [cells, point] = step_identity(w, backend.name(), config.regime);
     std::vector<std::unique_ptr<Op>> out;
     out.push_back(std::make_unique<step::StepOp>(point, backend.name(), cells, std::move(entries), std::move(sequence),
                                                  flops, run, skipped));
