@@ -56,8 +56,7 @@ fs::path self_dir(const std::string& gpucal_path) {
 std::vector<fs::path> bench_candidates(const RunOptions& o, const std::string& binary) {
   if (!o.bin_dir.empty()) return {fs::path(o.bin_dir) / binary};
   const fs::path dir = self_dir(o.gpucal_path);
-  return {dir / binary, dir.parent_path().parent_path() / binary / binary,
-          dir.parent_path().parent_path() / "bin" / binary};
+  return {dir / binary, dir.parent_path() / binary / binary, dir.parent_path() / "bin" / binary};
 }
 
 struct BenchOutcome {
