@@ -6,6 +6,7 @@ bench binary in the build, a `.ci/` script, each `--flag` in that program's own 
 whose first line is `# GPU only` is checked for its programs and verbs alone.
 
 usage: check_docs.py --root SOURCE_DIR --build BUILD_DIR [--allow-missing PATH ...]
+Exit 0 when all holds, 1 with one line per problem, 77 when SOURCE_DIR holds no README.md.
 --allow-missing names a page that may be absent (a link to it is then not checked); once it
 exists, its links and anchors are checked like any other."""
 import argparse
@@ -280,6 +281,9 @@ def main():
     a = ap.parse_args()
     root, build = os.path.abspath(a.root), os.path.abspath(a.build)
     readme = os.path.join(root, 'README.md')
+    if not os.path.isfile(readme):
+        print(f'no README.md in {root}: not a source tree (a relocated build?); skipped')
+        return 77
     pages = [readme] + sorted(glob.glob(os.path.join(root, 'docs', '*.md')))
     errors = check_links(root, pages, set(a.allow_missing))
     text = open(readme, encoding='utf-8').read()
