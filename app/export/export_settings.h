@@ -24,7 +24,7 @@ struct ExportSettingSpec {
   std::string key;
   SettingKind kind = SettingKind::kPositive;
   std::string unit;                // "GB/s", "GiB", "TFLOP/s", "µs", "GPUs", ...
-  std::string fills;               // which consumers' fields (README, error messages)
+  std::string fills;               // which consumers' fields (docs/calibration.md, error messages)
   std::vector<std::string> words;  // the allowed values of a kWord key
 };
 

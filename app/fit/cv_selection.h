@@ -10,7 +10,7 @@
 // Tibshirani and Friedman, The Elements of Statistical Learning, 7.10). The scores of forms fitted
 // to 10-30 sizes are noisy (one size on a protocol step moves a score by points), and a shaped
 // form that wins by less than that noise was seen to miss the held-out sizes by 3x the table's
-// error (gpucal's own reduce sweep, README).
+// error (gpucal's own reduce sweep, docs/fidelity.md).
 //
 // The error of the choice is measured by nesting the whole choice inside the every-3rd split:
 // the candidates are scored on the training sizes alone (both cross-validations run inside

@@ -9,7 +9,7 @@
 //   working_set  = sum over tensors of elements x element size (each counted once).
 //
 // Scratch space an implementation adds (partial sums of the reductions) is not a tensor
-// here and is not counted. Closed forms per kernel are in the README and unit-tested.
+// here and is not counted. Closed forms per kernel are in docs/bench_memory.md and unit-tested.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,7 @@ struct KernelDesc {
   Family family;
   Shape shape;
   std::vector<TensorSpec> tensors;
-  const char* computes;  // one line: what the kernel writes, in the README's notation
+  const char* computes;  // one line: what the kernel writes, in docs/bench_memory.md's notation
 };
 
 const std::vector<KernelDesc>& kernel_table();

@@ -4,7 +4,7 @@
 // layers x micro-batches x cp calls) inside int64; the products that can still leave it for
 // extreme but bounded inputs (message bytes, parameter totals, tokens per expert, calls per
 // step) go through checked_mul / checked_add, so a step is either exact or a one-line
-// UsageError, never a wrapped negative number. README "Model-derived workloads" lists them.
+// UsageError, never a wrapped negative number. docs/modeling.md, "Flags (every bench)", lists them.
 #pragma once
 
 #include <cstdint>

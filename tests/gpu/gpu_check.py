@@ -625,7 +625,7 @@ def main(argv=None):
     present, gpus = gpu_present()
     if not present:
         print(f"gpu-check: no NVIDIA GPU on this machine ({gpus}); nothing measured. It runs where a GPU is: "
-              f"README, 'Running on a GPU machine'. --dry-run shows the plan.", file=sys.stderr)
+              f"docs/gpu-machine.md. --dry-run shows the plan.", file=sys.stderr)
         return EXIT_NO_GPU
     log = Log()
     part = a.part

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs tests/e2e/run_and_check.py (all its checks apply) and then checks what is particular
 to bench_memory: bandwidth_gbps = bytes / time_us_median / 1e3 on ok rows; the bytes of every
-row against the closed forms of the README (recomputed here from the row's own cells); tflops
+row against the closed forms of docs/bench_memory.md (recomputed here from the row's own cells); tflops
 = flops / time on fma_chain rows; fraction_of_copy = bandwidth_gbps / copy_gbps where set.
 
 usage: check_memory.py [--expect-status-in S,...] [--expect-verified-in V,...] [--every-kernel]
@@ -27,7 +27,7 @@ SIZE = {"fp32": 4, "bf16": 2, "fp16": 2}
 
 
 def expected_bytes(r):
-    """The README's closed forms (kernel_table.h derives them from its tensor table)."""
+    """The closed forms of docs/bench_memory.md (kernel_table.h derives them from its tensor table)."""
     k, s = r["kernel"], SIZE[r["dtype"]]
     if k in ("copy", "scale", "fma_chain"):
         return 2 * int(r["elements"]) * s

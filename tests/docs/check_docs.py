@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""The README and docs/ hold together: every relative link resolves (file, and #anchor by
+GitHub's heading slugs), the README stays a front door (at most 300 lines), and every command
+in the README's shell blocks names something that exists: a `gpucal` verb in `gpucal --help`, a
+bench binary in the build, a `.ci/` script, each `--flag` in that program's own --help. A block
+whose first line is `# GPU only` is checked for its programs and verbs alone.
+
+usage: check_docs.py --root SOURCE_DIR --build BUILD_DIR [--allow-missing PATH ...]
+Exit 0 when all holds, 1 with one line per problem, 77 when SOURCE_DIR holds no README.md.
+--allow-missing names a page that may be absent (a link to it is then not checked); once it
+exists, its links and anchors are checked like any other."""
+import argparse
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import unicodedata
+
+README_MAX_LINES = 300
+FENCE = re.compile(r'^\s*(```+|~~~+)\s*([\w+-]*)')
+LINK = re.compile(r'!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)')
+HEADING = re.compile(r'^(#{1,6})\s+(.*?)\s*#*\s*$')
+SHELL_INFOS = {'', 'sh', 'bash', 'shell', 'console'}
+GPU_ONLY = '# GPU only'
+
+
+def prose_lines(text):
+    """(line number, line) of the lines outside fenced code blocks."""
+    fence = None
+    for n, line in enumerate(text.split('\n'), 1):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)[0]
+            continue
+        if fence is not None:
+            if m and m.group(1)[0] == fence and not m.group(2):
+                fence = None
+            continue
+        yield n, line
+
+
+def code_blocks(text):
+    """(first line number, info string, lines) of each fenced code block."""
+    blocks, fence, info, start, body = [], None, '', 0, []
+    for n, line in enumerate(text.split('\n'), 1):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence, info, start, body = m.group(1)[0], m.group(2).lower(), n + 1, []
+        elif fence is not None and m and m.group(1)[0] == fence and not m.group(2):
+            blocks.append((start, info, body))
+            fence = None
+        elif fence is not None:
+            body.append(line)
+    return blocks
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: the rendered text, lower-cased, punctuation and symbols
+    dropped (hyphens and underscores kept), spaces made hyphens."""
+    text = LINK.sub(lambda m: m.group(1), heading)
+    text = re.sub(r'<[^>]+>', '', text).lower()
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch in '-_' or cat[0] in 'LNM':
+            out.append(ch)
+        elif ch == ' ':
+            out.append('-')
+    return ''.join(out)
+
+
+def anchors(path):
+    seen, result = {}, set()
+    for _, line in prose_lines(open(path, encoding='utf-8').read()):
+        m = HEADING.match(line)
+        if not m:
+            continue
+        base = slug(m.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        result.add(base if count == 0 else f'{base}-{count}')
+    return result
+
+
+def inside_code_span(line, pos):
+    return line[:pos].count('`') % 2 == 1
+
+
+def check_links(root, pages, allow_missing):
+    errors = []
+    for page in pages:
+        rel_page = os.path.relpath(page, root)
+        for n, line in prose_lines(open(page, encoding='utf-8').read()):
+            for m in LINK.finditer(line):
+                if inside_code_span(line, m.start()):
+                    continue
+                target = m.group(2)
+                if re.match(r'^[a-z][a-z0-9+.-]*:', target, re.I):  # http:, https:, mailto:
+                    continue
+                path_part, _, anchor = target.partition('#')
+                dest = page if not path_part else os.path.normpath(os.path.join(os.path.dirname(page), path_part))
+                rel_dest = os.path.relpath(dest, root)
+                where = f'{rel_page}:{n}: link {target}'
+                if rel_dest.startswith('..'):
+                    errors.append(f'{where}: leaves the repository')
+                    continue
+                if not os.path.exists(dest):
+                    if rel_dest in allow_missing:
+                        continue
+                    errors.append(f'{where}: {rel_dest} does not exist')
+                    continue
+                if path_part.endswith('/') and not os.path.isdir(dest):
+                    errors.append(f'{where}: {rel_dest} is not a folder')
+                    continue
+                if anchor:
+                    if not dest.endswith('.md'):
+                        errors.append(f'{where}: an anchor into a file that is not Markdown')
+                    elif anchor not in anchors(dest):
+                        errors.append(f'{where}: no heading with the anchor #{anchor} in {rel_dest}')
+    return errors
+
+
+def logical_lines(lines):
+    """Commands of a shell block: continuation lines joined, prompts and comments dropped."""
+    joined, cur = [], ''
+    for line in lines:
+        s = line.rstrip()
+        if s.endswith('\\'):
+            cur += s[:-1] + ' '
+            continue
+        cur += s
+        cur = cur.strip()
+        if cur.startswith('$ '):
+            cur = cur[2:]
+        if cur and not cur.startswith('#'):
+            joined.append(cur)
+        cur = ''
+    return joined
+
+
+class Programs:
+    """The build's programs and their --help texts (asked once each)."""
+
+    def __init__(self, root, build):
+        self.root, self.build, self.helps = root, build, {}
+        self.gpucal = os.path.join(build, 'app', 'gpucal')
+
+    def help_text(self, argv):
+        key = tuple(argv)
+        if key not in self.helps:
+            r = subprocess.run(argv + ['--help'], capture_output=True, text=True, timeout=60)
+            self.helps[key] = r.stdout + r.stderr
+        return self.helps[key]
+
+    def verbs(self):
+        text = self.help_text([self.gpucal])
+        section = text.split('Subcommands:', 1)[1] if 'Subcommands:' in text else ''
+        return {line.split()[0] for line in section.splitlines() if line.strip()}
+
+
+def segments(cmd, variables):
+    """The simple commands of one line: $NAME of an earlier NAME=... line expanded, then split
+    at ;, &&, || and | (a redirection ends a command's own words)."""
+    for name, value in variables.items():
+        cmd = re.sub(r'\$\{?' + name + r'\b\}?', lambda _: value, cmd)
+    lex = shlex.shlex(cmd, posix=True, punctuation_chars=';&|<>')
+    lex.whitespace_split = True
+    lex.commenters = '#'
+    try:
+        tokens = list(lex)
+    except ValueError:
+        return []
+    out, cur, redirected = [], [], False
+    for t in tokens:
+        if t in (';', '&&', '||', '|', '&'):
+            out.append(cur)
+            cur, redirected = [], False
+        elif set(t) <= set('<>&') or redirected:
+            redirected = True
+        else:
+            cur.append(t)
+    out.append(cur)
+    return [c for c in out if c]
+
+
+def split_command(words):
+    """The program word and its arguments: environment assignments and an mpirun/srun prefix
+    are skipped (the launched program is the first word that names one of ours)."""
+    while words and re.match(r'^[A-Za-z_][A-Za-z0-9_]*=', words[0]):
+        words = words[1:]
+    if words and os.path.basename(words[0]) in ('mpirun', 'mpiexec', 'srun'):
+        for i, w in enumerate(words):
+            if is_ours(w):
+                words = words[i:]
+                break
+        else:
+            return None, []
+    if not words:
+        return None, []
+    if words[0] == 'bash':
+        if len(words) > 1 and words[1].startswith('.ci/'):
+            return words[1], words[2:]
+        return None, []
+    if not is_ours(words[0]):
+        return None, []
+    return words[0], words[1:]
+
+
+def is_ours(word):
+    base = os.path.basename(word)
+    return (word in ('gpucal', 'build/app/gpucal') or word.startswith('.ci/')
+            or re.fullmatch(r'(build/bench_\w+/)?bench_\w+', word) is not None and base.startswith('bench_'))
+
+
+def flags_of(args):
+    out = []
+    for a in args:
+        if a.startswith('--') and len(a) > 2 and not a.startswith('--$'):
+            out.append(a.split('=', 1)[0])
+    return out
+
+
+def check_commands(root, build, readme):
+    errors, checked = [], 0
+    progs = Programs(root, build)
+    text = open(readme, encoding='utf-8').read()
+    for start, info, body in code_blocks(text):
+        if info not in SHELL_INFOS:
+            continue
+        gpu_only = bool(body) and body[0].strip() == GPU_ONLY
+        variables = {}
+        for line in logical_lines(body):
+            m = re.fullmatch(r'([A-Za-z_][A-Za-z0-9_]*)=(.*)', line)
+            if m:
+                words = shlex.split(m.group(2)) if m.group(2) else ['']
+                variables[m.group(1)] = words[0] if len(words) == 1 else m.group(2)
+                continue
+            for words in segments(line, variables):
+                prog, args = split_command(words)
+                if prog is None:
+                    continue
+                cmd = ' '.join(words)
+                checked += 1
+                where = f'README.md (block at line {start}): {cmd[:90]}'
+                if prog.startswith('.ci/'):
+                    if not os.path.isfile(os.path.join(root, prog)):
+                        errors.append(f'{where}: {prog} does not exist')
+                    continue
+                if os.path.basename(prog) == 'gpucal':
+                    if not os.access(progs.gpucal, os.X_OK):
+                        errors.append(f'{where}: {os.path.relpath(progs.gpucal, build)} is not built')
+                        continue
+                    verb = next((a for a in args if not a.startswith('-')), None)
+                    if verb is None or verb not in progs.verbs():
+                        errors.append(f'{where}: gpucal has no verb {verb!r} (gpucal --help: {sorted(progs.verbs())})')
+                        continue
+                    program = [progs.gpucal, verb]
+                else:
+                    name = os.path.basename(prog)
+                    path = os.path.join(build, name, name)
+                    if not os.access(path, os.X_OK):
+                        errors.append(f'{where}: {name} is not built ({os.path.relpath(path, build)})')
+                        continue
+                    program = [path]
+                if gpu_only:
+                    continue
+                help_text = progs.help_text(program)
+                for flag in flags_of(args):
+                    if not re.search(re.escape(flag) + r'(?![\w-])', help_text):
+                        errors.append(f'{where}: {flag} is not in `{" ".join(os.path.basename(p) for p in program)} --help`')
+    return errors, checked
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--root', required=True)
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--allow-missing', action='append', default=[])
+    a = ap.parse_args()
+    root, build = os.path.abspath(a.root), os.path.abspath(a.build)
+    readme = os.path.join(root, 'README.md')
+    if not os.path.isfile(readme):
+        print(f'no README.md in {root}: not a source tree (a relocated build?); skipped')
+        return 77
+    pages = [readme] + sorted(glob.glob(os.path.join(root, 'docs', '*.md')))
+    errors = check_links(root, pages, set(a.allow_missing))
+    text = open(readme, encoding='utf-8').read()
+    n_lines = text.count('\n') + (0 if text.endswith('\n') or not text else 1)  # as wc -l, plus a last line
+    if n_lines > README_MAX_LINES:
+        errors.append(f'README.md: {n_lines} lines, more than {README_MAX_LINES}: move the detail into docs/')
+    cmd_errors, checked = check_commands(root, build, readme)
+    errors += cmd_errors
+    if checked == 0:
+        errors.append('README.md: no gpucal, bench or .ci command found in its shell blocks')
+    for e in errors:
+        print(e)
+    absent = [p for p in a.allow_missing if not os.path.exists(os.path.join(root, p))]
+    print(f'{len(pages)} pages, README {n_lines} lines, {checked} commands checked'
+          + (f'; not yet written: {", ".join(absent)}' if absent else '')
+          + (f'; {len(errors)} problem(s)' if errors else '; ok'))
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
