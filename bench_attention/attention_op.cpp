@@ -50,6 +50,87 @@ struct ErrorTally {
   }
 };
 
+// What the timed pass wrote, copied to the host.
+struct DeviceOutputs {
+  HostTensor o, dq, dk, dv;
+  const float* lse;
+};
+
+// Each planned query row's O, LSE and (with gradients) dQ against the reference.
+void check_query_rows(const AttentionParams& s, const AttentionInputs& in, const DeviceOutputs& got,
+                      const VerifyPlan& plan, const Tolerances& tol, bool grad, ErrorTally& tally) {
+  const int64_t d = s.head_dim;
+  std::vector<double> row(d);
+  for (const auto& [b, h, i] : plan.q_rows) {
+    const QueryRowResult r = reference_query_row(s, in, b, h, i, grad);
+    got.o.load_row(row.data(), d, b, h, i);
+    tally.row("O", row.data(), r.o, r.o_mag, tol.out);
+    const double lse_dev = got.lse[(b * s.heads + h) * s.seq_q + i];
+    tally.add("LSE", std::fabs(lse_dev - r.lse) / (1 + std::fabs(r.lse) + r.x_abs_max), tol.lse);
+    if (grad) {
+      got.dq.load_row(row.data(), d, b, h, i);
+      tally.row("dQ", row.data(), r.dq, r.dq_mag, tol.grad);
+    }
+  }
+}
+
+// A (batch, kv head) group's statistics from the implementation's LSE and O (its sampled
+// rows were verified against the reference already).
+GroupStats stats_from_outputs(const AttentionParams& s, const AttentionInputs& in, const DeviceOutputs& got,
+                              int64_t b, int64_t hk) {
+  const int64_t group = s.heads / s.kv_heads, d = s.head_dim;
+  std::vector<double> row(d), row2(d);
+  GroupStats g;
+  for (int64_t hq = 0; hq < group; ++hq)
+    for (int64_t i = 0; i < s.seq_q; ++i) {
+      const int64_t h = hk * group + hq;
+      got.o.load_row(row.data(), d, b, h, i);
+      in.d_o.load_row(row2.data(), d, b, h, i);
+      double delta = 0, mag = 0;
+      for (int64_t c = 0; c < d; ++c) delta += row[c] * row2[c], mag += std::fabs(row[c] * row2[c]);
+      g.lse.push_back(got.lse[(b * s.heads + h) * s.seq_q + i]);
+      g.delta.push_back(delta);
+      g.delta_mag.push_back(mag);
+    }
+  return g;
+}
+
+// Each planned key row's dK and dV against the reference, from its group's statistics.
+void check_kv_rows(const AttentionParams& s, const AttentionInputs& in, const DeviceOutputs& got,
+                   const VerifyPlan& plan, const Tolerances& tol, ErrorTally& tally) {
+  const int64_t d = s.head_dim;
+  std::vector<double> row(d);
+  std::map<std::pair<int64_t, int64_t>, GroupStats> stats;
+  for (const auto& [b, hk, j] : plan.kv_rows) {
+    auto it = stats.find({b, hk});
+    if (it == stats.end()) {
+      GroupStats g = plan.exact_group_stats ? reference_group_stats(s, in, b, hk) : stats_from_outputs(s, in, got, b, hk);
+      it = stats.emplace(std::make_pair(b, hk), std::move(g)).first;
+    }
+    const KvRowResult r = reference_kv_row(s, in, it->second, b, hk, j);
+    got.dk.load_row(row.data(), d, b, hk, j);
+    tally.row("dK", row.data(), r.dk, r.dk_mag, tol.grad);
+    got.dv.load_row(row.data(), d, b, hk, j);
+    tally.row("dV", row.data(), r.dv, r.dv_mag, tol.grad);
+  }
+}
+
+Verification verdict(const ErrorTally& tally, const Tolerances& tol) {
+  Verification result;
+  result.max_rel_err = tally.max_err;
+  result.status = tally.bad == 0 ? "ok" : "fail";
+  if (tally.bad) {
+    std::ostringstream msg;
+    msg << tally.bad << " checked elements outside tolerance (";
+    bool first = true;
+    for (const auto& [tensor, n] : tally.bad_by_tensor) msg << (first ? "" : ", ") << tensor << ": " << n, first = false;
+    msg << "; tol out " << format_number(tol.out) << " lse " << format_number(tol.lse) << " grad "
+        << format_number(tol.grad) << ")";
+    result.detail = msg.str();
+  }
+  return result;
+}
+
 }  // namespace
 
 VerifyPlan plan_verification(const AttentionProblem& p, uint64_t seed, double budget) {
@@ -172,70 +253,16 @@ Verification AttentionOp::verify() {
   const AttentionParams& s = p_.shape;
   const AttentionInputs in{q_view(s, q.data(), p_.dtype), kv_view(s, k.data(), p_.dtype),
                            kv_view(s, v.data(), p_.dtype), q_view(s, dout.empty() ? nullptr : dout.data(), p_.dtype)};
-  const HostTensor o_got = q_view(s, o.data(), p_.dtype), dq_got = q_view(s, dq.data(), p_.dtype);
-  const HostTensor dk_got = kv_view(s, dk.data(), p_.dtype), dv_got = kv_view(s, dv.data(), p_.dtype);
-  const float* lse_got = reinterpret_cast<const float*>(lse.data());
+  const DeviceOutputs got{q_view(s, o.data(), p_.dtype), q_view(s, dq.data(), p_.dtype),
+                          kv_view(s, dk.data(), p_.dtype), kv_view(s, dv.data(), p_.dtype),
+                          reinterpret_cast<const float*>(lse.data())};
   const Tolerances tol = tolerances(p_);
   const bool grad = p_.needs_backward();
-  const int64_t d = s.head_dim;
   const VerifyPlan plan = plan_verification(p_, seed_);
   ErrorTally tally;
-  std::vector<double> row(d), row2(d);
-  for (const auto& [b, h, i] : plan.q_rows) {
-    const QueryRowResult r = reference_query_row(s, in, b, h, i, grad);
-    o_got.load_row(row.data(), d, b, h, i);
-    tally.row("O", row.data(), r.o, r.o_mag, tol.out);
-    const double lse_dev = lse_got[(b * s.heads + h) * s.seq_q + i];
-    tally.add("LSE", std::fabs(lse_dev - r.lse) / (1 + std::fabs(r.lse) + r.x_abs_max), tol.lse);
-    if (grad) {
-      dq_got.load_row(row.data(), d, b, h, i);
-      tally.row("dQ", row.data(), r.dq, r.dq_mag, tol.grad);
-    }
-  }
-  if (grad) {
-    const int64_t group = s.heads / s.kv_heads;
-    std::map<std::pair<int64_t, int64_t>, GroupStats> stats;
-    for (const auto& [b, hk, j] : plan.kv_rows) {
-      auto it = stats.find({b, hk});
-      if (it == stats.end()) {
-        GroupStats g;
-        if (plan.exact_group_stats) {
-          g = reference_group_stats(s, in, b, hk);
-        } else {  // the implementation's LSE and O (its sampled rows were verified above)
-          for (int64_t hq = 0; hq < group; ++hq)
-            for (int64_t i = 0; i < s.seq_q; ++i) {
-              const int64_t h = hk * group + hq;
-              o_got.load_row(row.data(), d, b, h, i);
-              in.d_o.load_row(row2.data(), d, b, h, i);
-              double delta = 0, mag = 0;
-              for (int64_t c = 0; c < d; ++c) delta += row[c] * row2[c], mag += std::fabs(row[c] * row2[c]);
-              g.lse.push_back(lse_got[(b * s.heads + h) * s.seq_q + i]);
-              g.delta.push_back(delta);
-              g.delta_mag.push_back(mag);
-            }
-        }
-        it = stats.emplace(std::make_pair(b, hk), std::move(g)).first;
-      }
-      const KvRowResult r = reference_kv_row(s, in, it->second, b, hk, j);
-      dk_got.load_row(row.data(), d, b, hk, j);
-      tally.row("dK", row.data(), r.dk, r.dk_mag, tol.grad);
-      dv_got.load_row(row.data(), d, b, hk, j);
-      tally.row("dV", row.data(), r.dv, r.dv_mag, tol.grad);
-    }
-  }
-  Verification result;
-  result.max_rel_err = tally.max_err;
-  result.status = tally.bad == 0 ? "ok" : "fail";
-  if (tally.bad) {
-    std::ostringstream msg;
-    msg << tally.bad << " checked elements outside tolerance (";
-    bool first = true;
-    for (const auto& [tensor, n] : tally.bad_by_tensor) msg << (first ? "" : ", ") << tensor << ": " << n, first = false;
-    msg << "; tol out " << format_number(tol.out) << " lse " << format_number(tol.lse) << " grad "
-        << format_number(tol.grad) << ")";
-    result.detail = msg.str();
-  }
-  return result;
+  check_query_rows(s, in, got, plan, tol, grad, tally);
+  if (grad) check_kv_rows(s, in, got, plan, tol, tally);
+  return verdict(tally, tol);
 }
 
 bool AttentionOp::annotate(Row& row, const Measurement& m) const {

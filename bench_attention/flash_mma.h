@@ -1,6 +1,6 @@
 // Fragment-level tensor-core helpers for the flash attention kernels: the ONLY place where
 // the CUDA (mma.sync PTX, ldmatrix, cp.async) and HIP (MFMA builtins) code differs. The
-// kernels in flash_kernels.cuh only use what is declared here.
+// kernels (flash_tiles.cuh, flash_fwd.cuh, flash_bwd.cuh) only use what is declared here.
 //
 // Every MMA is a warp-wide 16x16x16 product C[m][n] += sum_k A[m][k] * B[k][n] with fp16 or
 // bf16 inputs (raw 16-bit patterns, kBf16 selects the type) and fp32 accumulation. The

@@ -131,86 +131,107 @@ void element_unit(const KernelDesc& k, const Scalars& s, const std::vector<HostV
   }
 }
 
+// Row r of a row kernel: its C elements start at r * C in every [rows][cols] tensor.
+struct RowRef {
+  const std::vector<HostView>& t;
+  int64_t r, C, base;
+  double Cd;
+  double x_at(int tensor, int64_t j) const { return t[static_cast<size_t>(tensor)].at(base + j); }
+};
+
+void layernorm_fwd_row(const RowRef& w, const Scalars& s, Out out) {
+  const int64_t C = w.C, base = w.base;
+  const double Cd = w.Cd;
+  double sum = 0, abs_sum = 0;
+  for (int64_t j = 0; j < C; ++j) sum += w.x_at(0, j), abs_sum += std::fabs(w.x_at(0, j));
+  const double mean = sum / Cd;
+  double sq = 0;
+  for (int64_t j = 0; j < C; ++j) sq += (w.x_at(0, j) - mean) * (w.x_at(0, j) - mean);
+  const double rstd = 1 / std::sqrt(sq / Cd + s.norm_eps);
+  for (int64_t j = 0; j < C; ++j) {
+    const double x = w.x_at(0, j), g = w.t[1].at(j), b = w.t[2].at(j);
+    out.add(3, base + j, (x - mean) * rstd * g + b, (std::fabs(x) + std::fabs(mean)) * rstd * std::fabs(g) + std::fabs(b), C);
+  }
+  out.add(4, w.r, mean, abs_sum / Cd, C);
+  out.add(5, w.r, rstd, 0, C);
+}
+
+void rmsnorm_fwd_row(const RowRef& w, const Scalars& s, Out out) {
+  double sq = 0;
+  for (int64_t j = 0; j < w.C; ++j) sq += w.x_at(0, j) * w.x_at(0, j);
+  const double rstd = 1 / std::sqrt(sq / w.Cd + s.norm_eps);
+  for (int64_t j = 0; j < w.C; ++j) out.add(2, w.base + j, w.x_at(0, j) * rstd * w.t[1].at(j), 0, w.C);
+  out.add(3, w.r, rstd, 0, w.C);
+}
+
+// layernorm_bwd (layer) and rmsnorm_bwd: the input gradient of the row.
+void norm_bwd_row(const RowRef& w, bool layer, Out out) {
+  const int64_t C = w.C, base = w.base;
+  const double Cd = w.Cd;
+  const double mean = layer ? w.t[3].at(w.r) : 0.0, rstd = w.t[layer ? 4 : 3].at(w.r);
+  double sum_g = 0, sum_gx = 0, abs_g = 0, abs_gx = 0;
+  for (int64_t j = 0; j < C; ++j) {
+    const double g = w.x_at(0, j) * w.t[2].at(j), xhat = (w.x_at(1, j) - mean) * rstd;
+    sum_g += g, sum_gx += g * xhat, abs_g += std::fabs(g), abs_gx += std::fabs(g * xhat);
+  }
+  const double mean_g = layer ? sum_g / Cd : 0.0, mean_gx = sum_gx / Cd;
+  for (int64_t j = 0; j < C; ++j) {
+    const double g = w.x_at(0, j) * w.t[2].at(j), xhat = (w.x_at(1, j) - mean) * rstd;
+    const double mag = rstd * (std::fabs(g) + (layer ? abs_g / Cd : 0.0) + std::fabs(xhat) * abs_gx / Cd);
+    out.add(layer ? 5 : 4, base + j, rstd * (g - mean_g - xhat * mean_gx), mag, C);
+  }
+}
+
+void softmax_fwd_row(const RowRef& w, Out out) {
+  double mx = -INFINITY, sum = 0;
+  for (int64_t j = 0; j < w.C; ++j) mx = std::max(mx, w.x_at(0, j));
+  for (int64_t j = 0; j < w.C; ++j) sum += std::exp(w.x_at(0, j) - mx);
+  for (int64_t j = 0; j < w.C; ++j) {
+    const double y = std::exp(w.x_at(0, j) - mx) / sum;
+    out.add(1, w.base + j, y, y * std::fabs(w.x_at(0, j) - mx), w.C);
+  }
+}
+
+void softmax_bwd_row(const RowRef& w, Out out) {
+  double dot = 0, abs_dot = 0;
+  for (int64_t j = 0; j < w.C; ++j)
+    dot += w.x_at(0, j) * w.x_at(1, j), abs_dot += std::fabs(w.x_at(0, j) * w.x_at(1, j));
+  for (int64_t j = 0; j < w.C; ++j) {
+    const double y = w.x_at(0, j), dy = w.x_at(1, j);
+    out.add(2, w.base + j, y * (dy - dot), std::fabs(y) * (std::fabs(dy) + abs_dot), w.C);
+  }
+}
+
+void cross_entropy_fwd_row(const RowRef& w, Out out) {
+  double mx = -INFINITY, sum = 0;
+  for (int64_t j = 0; j < w.C; ++j) mx = std::max(mx, w.x_at(0, j));
+  for (int64_t j = 0; j < w.C; ++j) sum += std::exp(w.x_at(0, j) - mx);
+  const double lse = mx + std::log(sum);
+  const double xt = w.x_at(0, static_cast<int64_t>(w.t[1].at(w.r)));
+  out.add(2, w.r, lse - xt, std::fabs(lse) + std::fabs(xt) + 1, w.C);
+  out.add(3, w.r, lse, std::fabs(mx) + 1, w.C);
+}
+
+void cross_entropy_bwd_row(const RowRef& w, int64_t rows, Out out) {
+  const double lse = w.t[2].at(w.r), inv_rows = 1.0 / static_cast<double>(rows);
+  const int64_t target = static_cast<int64_t>(w.t[1].at(w.r));
+  for (int64_t j = 0; j < w.C; ++j) {
+    const double z = w.x_at(0, j) - lse, p = std::exp(z) * inv_rows, hot = j == target ? inv_rows : 0.0;
+    out.add(3, w.base + j, p - hot, p * (1 + std::fabs(z)) + hot);
+  }
+}
+
 void row_unit(const KernelDesc& k, const Dims& d, const Scalars& s, const std::vector<HostView>& t, int64_t r, Out out) {
-  const int64_t C = d.cols, base = r * C;
-  const double Cd = static_cast<double>(C);
-  auto x_at = [&](int tensor, int64_t j) { return t[static_cast<size_t>(tensor)].at(base + j); };
+  const RowRef w{t, r, d.cols, r * d.cols, static_cast<double>(d.cols)};
   switch (k.id) {
-    case Kernel::layernorm_fwd: {
-      double sum = 0, abs_sum = 0;
-      for (int64_t j = 0; j < C; ++j) sum += x_at(0, j), abs_sum += std::fabs(x_at(0, j));
-      const double mean = sum / Cd;
-      double sq = 0;
-      for (int64_t j = 0; j < C; ++j) sq += (x_at(0, j) - mean) * (x_at(0, j) - mean);
-      const double rstd = 1 / std::sqrt(sq / Cd + s.norm_eps);
-      for (int64_t j = 0; j < C; ++j) {
-        const double x = x_at(0, j), g = t[1].at(j), b = t[2].at(j);
-        out.add(3, base + j, (x - mean) * rstd * g + b, (std::fabs(x) + std::fabs(mean)) * rstd * std::fabs(g) + std::fabs(b), C);
-      }
-      out.add(4, r, mean, abs_sum / Cd, C);
-      return out.add(5, r, rstd, 0, C);
-    }
-    case Kernel::rmsnorm_fwd: {
-      double sq = 0;
-      for (int64_t j = 0; j < C; ++j) sq += x_at(0, j) * x_at(0, j);
-      const double rstd = 1 / std::sqrt(sq / Cd + s.norm_eps);
-      for (int64_t j = 0; j < C; ++j) out.add(2, base + j, x_at(0, j) * rstd * t[1].at(j), 0, C);
-      return out.add(3, r, rstd, 0, C);
-    }
+    case Kernel::layernorm_fwd: return layernorm_fwd_row(w, s, out);
+    case Kernel::rmsnorm_fwd: return rmsnorm_fwd_row(w, s, out);
     case Kernel::layernorm_bwd:
-    case Kernel::rmsnorm_bwd: {
-      const bool layer = k.id == Kernel::layernorm_bwd;
-      const double mean = layer ? t[3].at(r) : 0.0, rstd = t[layer ? 4 : 3].at(r);
-      double sum_g = 0, sum_gx = 0, abs_g = 0, abs_gx = 0;
-      for (int64_t j = 0; j < C; ++j) {
-        const double g = x_at(0, j) * t[2].at(j), xhat = (x_at(1, j) - mean) * rstd;
-        sum_g += g, sum_gx += g * xhat, abs_g += std::fabs(g), abs_gx += std::fabs(g * xhat);
-      }
-      const double mean_g = layer ? sum_g / Cd : 0.0, mean_gx = sum_gx / Cd;
-      for (int64_t j = 0; j < C; ++j) {
-        const double g = x_at(0, j) * t[2].at(j), xhat = (x_at(1, j) - mean) * rstd;
-        const double mag = rstd * (std::fabs(g) + (layer ? abs_g / Cd : 0.0) + std::fabs(xhat) * abs_gx / Cd);
-        out.add(layer ? 5 : 4, base + j, rstd * (g - mean_g - xhat * mean_gx), mag, C);
-      }
-      return;
-    }
-    case Kernel::softmax_fwd: {
-      double mx = -INFINITY, sum = 0;
-      for (int64_t j = 0; j < C; ++j) mx = std::max(mx, x_at(0, j));
-      for (int64_t j = 0; j < C; ++j) sum += std::exp(x_at(0, j) - mx);
-      for (int64_t j = 0; j < C; ++j) {
-        const double y = std::exp(x_at(0, j) - mx) / sum;
-        out.add(1, base + j, y, y * std::fabs(x_at(0, j) - mx), C);
-      }
-      return;
-    }
-    case Kernel::softmax_bwd: {
-      double dot = 0, abs_dot = 0;
-      for (int64_t j = 0; j < C; ++j) dot += x_at(0, j) * x_at(1, j), abs_dot += std::fabs(x_at(0, j) * x_at(1, j));
-      for (int64_t j = 0; j < C; ++j) {
-        const double y = x_at(0, j), dy = x_at(1, j);
-        out.add(2, base + j, y * (dy - dot), std::fabs(y) * (std::fabs(dy) + abs_dot), C);
-      }
-      return;
-    }
-    case Kernel::cross_entropy_fwd: {
-      double mx = -INFINITY, sum = 0;
-      for (int64_t j = 0; j < C; ++j) mx = std::max(mx, x_at(0, j));
-      for (int64_t j = 0; j < C; ++j) sum += std::exp(x_at(0, j) - mx);
-      const double lse = mx + std::log(sum);
-      const double xt = x_at(0, static_cast<int64_t>(t[1].at(r)));
-      out.add(2, r, lse - xt, std::fabs(lse) + std::fabs(xt) + 1, C);
-      return out.add(3, r, lse, std::fabs(mx) + 1, C);
-    }
-    case Kernel::cross_entropy_bwd: {
-      const double lse = t[2].at(r), inv_rows = 1.0 / static_cast<double>(d.rows);
-      const int64_t target = static_cast<int64_t>(t[1].at(r));
-      for (int64_t j = 0; j < C; ++j) {
-        const double z = x_at(0, j) - lse, p = std::exp(z) * inv_rows, hot = j == target ? inv_rows : 0.0;
-        out.add(3, base + j, p - hot, p * (1 + std::fabs(z)) + hot);
-      }
-      return;
-    }
+    case Kernel::rmsnorm_bwd: return norm_bwd_row(w, k.id == Kernel::layernorm_bwd, out);
+    case Kernel::softmax_fwd: return softmax_fwd_row(w, out);
+    case Kernel::softmax_bwd: return softmax_bwd_row(w, out);
+    case Kernel::cross_entropy_fwd: return cross_entropy_fwd_row(w, out);
+    case Kernel::cross_entropy_bwd: return cross_entropy_bwd_row(w, d.rows, out);
     default: throw std::logic_error("reference: not a row kernel");
   }
 }

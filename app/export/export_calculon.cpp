@@ -91,15 +91,8 @@ std::optional<json> measured_tier(const json& calibration, const TierInput& t, d
   return net;
 }
 
-}  // namespace
-
-ExportReport export_calculon(const json& calibration, const ExportSettings& settings,
-                             const std::string& out_dir) {
-  ExportReport report;
-  report.consumer = "calculon";
-  json system = json::object();
-
-  // matrix: each GEMM dtype Calculon knows (System.TypeSizes).
+// matrix: each GEMM dtype Calculon knows (System.TypeSizes).
+json matrix_table(const json& calibration, ExportReport& report) {
   json matrix = json::object();
   const json gemm = calibration.contains("compute") && calibration["compute"].is_object()
                         ? calibration["compute"].value("gemm", json())
@@ -125,10 +118,13 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
         "matrix.<dtype>: tflops = the GEMM efficiency reference (recorded peak, else best "
         "achieved); gflops_efficiency = median efficiency per power-of-two GFLOP bucket, smallest "
         "threshold 0");
-  system["matrix"] = matrix;
+  return matrix;
+}
 
-  // vector: one entry per matrix dtype (the execution's datatype must be in both), from that
-  // dtype's fma_chain, else another measured dtype's (said so).
+// vector: one entry per matrix dtype (the execution's datatype must be in both), from that
+// dtype's fma_chain, else another measured dtype's (said so).
+json vector_table(const json& calibration, const ExportSettings& settings, const json& matrix,
+                  ExportReport& report) {
   json vector_json = json::object();
   for (const auto& [name, unused] : matrix.items()) {
     (void)unused;
@@ -150,22 +146,25 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
     report.assumed.push_back(
         "vector.<dtype>.gflops_efficiency = [[0, 1.0]]: fma_chain is one size, so one rate for "
         "every op size");
-  system["vector"] = vector_json;
+  return vector_json;
+}
 
-  // mem1: device memory.
+// mem1: device memory.
+void add_mem1(const json& calibration, const ExportSettings& settings, ExportReport& report, json& system) {
   const auto mem_bw = require_memory_bandwidth(calibration, settings, "mem1.GBps", report.refused);
   const auto mem_gib = require_device_memory(calibration, settings, "mem1.GiB", report.refused);
-  if (mem_bw && mem_gib) {
-    system["mem1"] = {{"GiB", mem_gib->value},
-                      {"GBps", mem_bw->value},
-                      {"MB_efficiency", memory_mb_efficiency(calibration, settings)}};
-    report.notes.push_back(
-        "mem1.GBps = " + format_number(mem_bw->value) + " GB/s (" + mem_bw->source +
-        "); Calculon counts every byte an op reads and writes, as the copy's read + write does");
-    report.notes.push_back("mem1.GiB = " + format_number(mem_gib->value) + " (" + mem_gib->source + ")");
-  }
+  if (!mem_bw || !mem_gib) return;
+  system["mem1"] = {{"GiB", mem_gib->value},
+                    {"GBps", mem_bw->value},
+                    {"MB_efficiency", memory_mb_efficiency(calibration, settings)}};
+  report.notes.push_back(
+      "mem1.GBps = " + format_number(mem_bw->value) + " GB/s (" + mem_bw->source +
+      "); Calculon counts every byte an op reads and writes, as the copy's read + write does");
+  report.notes.push_back("mem1.GiB = " + format_number(mem_gib->value) + " (" + mem_gib->source + ")");
+}
 
-  // mem2: the offload tier.
+// mem2: the offload tier.
+void add_mem2(const ExportSettings& settings, ExportReport& report, json& system) {
   const auto off_bw = settings.number("offload_gbps");
   const auto off_gib = settings.number("offload_gib");
   if (!off_bw)
@@ -179,20 +178,96 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
                                             "the offload tier's capacity (host memory for offload) is "
                                             "not in calibration.json",
                                             "", "offload_gib", "512"));
-  if (off_bw && off_gib) {
-    system["mem2"] = {
-        {"GiB", *off_gib}, {"GBps", *off_bw}, {"MB_efficiency", json::array({json::array({0, 1.0})})}};
-    report.notes.push_back("mem2.GBps = " + format_number(*off_bw) +
-                           ", mem2.GiB = " + format_number(*off_gib) + " (--set offload_gbps, offload_gib)");
-    report.assumed.push_back("mem2.MB_efficiency = [[0, 1.0]]: the set bandwidth for every transfer size");
+  if (!off_bw || !off_gib) return;
+  system["mem2"] = {
+      {"GiB", *off_gib}, {"GBps", *off_bw}, {"MB_efficiency", json::array({json::array({0, 1.0})})}};
+  report.notes.push_back("mem2.GBps = " + format_number(*off_bw) +
+                         ", mem2.GiB = " + format_number(*off_gib) + " (--set offload_gbps, offload_gib)");
+  report.assumed.push_back("mem2.MB_efficiency = [[0, 1.0]]: the set bandwidth for every transfer size");
+}
+
+// networks[0]: within a node.
+void add_intra_node_tier(const json& calibration, const ExportSettings& settings, const NodeSize& node, double usage,
+                         ExportReport& report, json& networks) {
+  const int64_t gpus_per_node = node.gpus;
+  if (gpus_per_node < 2) {
+    report.refused.push_back(
+        missing_figure("networks[0]", "no collectives measured within a node", kCollectivesRun, "", ""));
+    return;
   }
-
-  system["processing_mode"] = "roofline";
+  const TierInput t0{.spans_nodes = 0,
+                     .around_bytes = settings.number("comm_bytes").value_or(0),
+                     .size = gpus_per_node,
+                     .group = static_cast<int64_t>(settings.number("intra_group").value_or(gpus_per_node)),
+                     .must_be_filled = true};
+  if (const auto net = measured_tier(calibration, t0, usage, report)) networks.push_back(*net);
+  report.notes.push_back("networks[0].size = " + std::to_string(gpus_per_node) + " GPUs per node (" +
+                         node.source + ")");
   report.assumed.push_back(
-      "processing_mode = roofline: our GEMM and memory figures are achieved rates that already "
-      "include the other's cost, so max(flop time, memory time), not their sum");
+      "networks[0].must_be_filled = true, networks[1].must_be_filled = false: as Calculon's "
+      "own systems (a tensor-parallel group fills the node)");
+}
 
-  // networks: tier 0 within a node, tier 1 across nodes.
+// networks[1] by hand (--set inter_busbw_gbps, inter_alpha_us).
+json inter_node_tier_by_hand(const ExportSettings& settings, double bus_gbps, int64_t size, double usage,
+                             ExportReport& report) {
+  const auto alpha = settings.number("inter_alpha_us");
+  if (!alpha)
+    report.refused.push_back(missing_figure("networks[1].latency", "inter_busbw_gbps was set without a latency",
+                                            "bench_collectives across nodes", "inter_alpha_us", "20"));
+  report.assumed.push_back(
+      "networks[1] by hand (--set inter_busbw_gbps, inter_alpha_us): one bus bandwidth "
+      "for every op, p2p at that bandwidth");
+  return {{"bandwidth", bus_gbps},
+          {"efficiency", 1.0},
+          {"size", size},
+          {"latency", alpha.value_or(0) * 1e-6},
+          {"ops",
+           {{"p2p", {1.0, nullptr}}, {"all_reduce", {2.0, -1}}, {"all_gather", {1.0, -1}}, {"reduce_scatter", {1.0, -1}}}},
+          {"must_be_filled", false},
+          {"processor_usage", usage}};
+}
+
+// networks[1]: across nodes, measured or by hand; none when neither.
+void add_inter_node_tier(const json& calibration, const ExportSettings& settings, int64_t gpus_per_node, double usage,
+                         ExportReport& report, json& networks) {
+  const auto inter = measured_inter_node(calibration);
+  const auto by_hand_bw = settings.number("inter_busbw_gbps");
+  if (!inter && !by_hand_bw) {
+    report.notes.push_back(
+        "no inter-node tier: nothing was measured across nodes, so an execution must put every "
+        "group on networks[0] (tensor_par_net = pipeline_par_net = data_par_net = 0); measure "
+        "across nodes or pass --set inter_busbw_gbps=... --set inter_alpha_us=... --set nodes=...");
+    return;
+  }
+  const auto nodes = settings.number("nodes");
+  if (!nodes)
+    report.refused.push_back(
+        missing_figure("networks[1].size",
+                       "the size of the machine you model is not a measurement (Calculon "
+                       "refuses executions larger than the tier)",
+                       "", "nodes", "64"));
+  const int64_t size = static_cast<int64_t>(nodes.value_or(0)) * gpus_per_node;
+  if (inter && !by_hand_bw) {
+    const TierInput t1{
+        .spans_nodes = 1,
+        .around_bytes = settings.number("comm_bytes").value_or(0),
+        .size = size,
+        // The group Calculon's largest inter-node collective spans: the whole modelled machine
+        // (the communication models extrapolate the measured inter-node group to it).
+        .group = static_cast<int64_t>(
+            settings.number("inter_group").value_or(size >= 2 ? static_cast<double>(size) : inter->nranks)),
+        .ranks_per_node = gpus_per_node,
+        .must_be_filled = false};
+    if (const auto net = measured_tier(calibration, t1, usage, report)) networks.push_back(*net);
+  } else {
+    networks.push_back(inter_node_tier_by_hand(settings, *by_hand_bw, size, usage, report));
+  }
+  report.notes.push_back("networks[1].size = nodes x gpus_per_node = " + std::to_string(size));
+}
+
+// networks: tier 0 within a node, tier 1 across nodes.
+json networks_list(const json& calibration, const ExportSettings& settings, ExportReport& report) {
   const auto processor_usage = settings.number("processor_usage");
   if (!processor_usage)
     report.refused.push_back(
@@ -202,81 +277,31 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
                        "", "processor_usage", "0.05"));
   const double usage = processor_usage.value_or(0);
   const NodeSize node = gpus_per_node(calibration, settings);
-  const int64_t gpus_per_node = node.gpus;
   json networks = json::array();
-  if (gpus_per_node < 2) {
-    report.refused.push_back(
-        missing_figure("networks[0]", "no collectives measured within a node", kCollectivesRun, "", ""));
-  } else {
-    const TierInput t0{.spans_nodes = 0,
-                       .around_bytes = settings.number("comm_bytes").value_or(0),
-                       .size = gpus_per_node,
-                       .group = static_cast<int64_t>(settings.number("intra_group").value_or(gpus_per_node)),
-                       .must_be_filled = true};
-    if (const auto net = measured_tier(calibration, t0, usage, report)) networks.push_back(*net);
-    report.notes.push_back("networks[0].size = " + std::to_string(gpus_per_node) + " GPUs per node (" +
-                           node.source + ")");
-    report.assumed.push_back(
-        "networks[0].must_be_filled = true, networks[1].must_be_filled = false: as Calculon's "
-        "own systems (a tensor-parallel group fills the node)");
-  }
-
-  const auto inter = measured_inter_node(calibration);
-  const auto by_hand_bw = settings.number("inter_busbw_gbps");
-  if (inter || by_hand_bw) {
-    const auto nodes = settings.number("nodes");
-    if (!nodes)
-      report.refused.push_back(
-          missing_figure("networks[1].size",
-                         "the size of the machine you model is not a measurement (Calculon "
-                         "refuses executions larger than the tier)",
-                         "", "nodes", "64"));
-    const int64_t size = static_cast<int64_t>(nodes.value_or(0)) * gpus_per_node;
-    if (inter && !by_hand_bw) {
-      const TierInput t1{
-          .spans_nodes = 1,
-          .around_bytes = settings.number("comm_bytes").value_or(0),
-          .size = size,
-          // The group Calculon's largest inter-node collective spans: the whole modelled machine
-          // (the communication models extrapolate the measured inter-node group to it).
-          .group = static_cast<int64_t>(
-              settings.number("inter_group").value_or(size >= 2 ? static_cast<double>(size) : inter->nranks)),
-          .ranks_per_node = gpus_per_node,
-          .must_be_filled = false};
-      if (const auto net = measured_tier(calibration, t1, usage, report)) networks.push_back(*net);
-    } else {
-      const auto alpha = settings.number("inter_alpha_us");
-      if (!alpha)
-        report.refused.push_back(missing_figure("networks[1].latency",
-                                                "inter_busbw_gbps was set without a latency",
-                                                "bench_collectives across nodes", "inter_alpha_us", "20"));
-      networks.push_back({{"bandwidth", *by_hand_bw},
-                          {"efficiency", 1.0},
-                          {"size", size},
-                          {"latency", alpha.value_or(0) * 1e-6},
-                          {"ops",
-                           {{"p2p", {1.0, nullptr}},
-                            {"all_reduce", {2.0, -1}},
-                            {"all_gather", {1.0, -1}},
-                            {"reduce_scatter", {1.0, -1}}}},
-                          {"must_be_filled", false},
-                          {"processor_usage", usage}});
-      report.assumed.push_back(
-          "networks[1] by hand (--set inter_busbw_gbps, inter_alpha_us): one bus bandwidth "
-          "for every op, p2p at that bandwidth");
-    }
-    report.notes.push_back("networks[1].size = nodes x gpus_per_node = " + std::to_string(size));
-  } else {
-    report.notes.push_back(
-        "no inter-node tier: nothing was measured across nodes, so an execution must put every "
-        "group on networks[0] (tensor_par_net = pipeline_par_net = data_par_net = 0); measure "
-        "across nodes or pass --set inter_busbw_gbps=... --set inter_alpha_us=... --set nodes=...");
-  }
-  system["networks"] = networks;
+  add_intra_node_tier(calibration, settings, node, usage, report, networks);
+  add_inter_node_tier(calibration, settings, node.gpus, usage, report, networks);
   if (processor_usage)
-    report.notes.push_back("networks[].processor_usage = " + format_number(usage) +
-                           " (--set processor_usage)");
+    report.notes.push_back("networks[].processor_usage = " + format_number(usage) + " (--set processor_usage)");
+  return networks;
+}
 
+}  // namespace
+
+ExportReport export_calculon(const json& calibration, const ExportSettings& settings,
+                             const std::string& out_dir) {
+  ExportReport report;
+  report.consumer = "calculon";
+  json system = json::object();
+  const json matrix = matrix_table(calibration, report);
+  system["matrix"] = matrix;
+  system["vector"] = vector_table(calibration, settings, matrix, report);
+  add_mem1(calibration, settings, report, system);
+  add_mem2(settings, report, system);
+  system["processing_mode"] = "roofline";
+  report.assumed.push_back(
+      "processing_mode = roofline: our GEMM and memory figures are achieved rates that already "
+      "include the other's cost, so max(flop time, memory time), not their sum");
+  system["networks"] = networks_list(calibration, settings, report);
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }

@@ -146,19 +146,16 @@ int64_t nranks_of_key(const std::string& key) {
   return at == std::string::npos ? 0 : std::atoll(key.c_str() + at + 2);
 }
 
-}  // namespace
-
-std::optional<CommFigure> collective_figure(const json& calibration, const std::string& collective,
-                                            int64_t nranks, int spans_nodes, double around_bytes,
-                                            const std::vector<std::string>& dtypes, int64_t ranks_per_node) {
-  // The measured groups of the collective in the tier: the nearest in rank count gives the anchor
-  // sizes (its measured sizes) and the dtype.
+// The measured group of the collective in the tier nearest in rank count (then the preferred
+// dtype, then the most sizes): it gives the anchor sizes and the dtype. Null when none.
+const json* nearest_group(const json& calibration, const std::string& collective, int64_t nranks, int spans_nodes,
+                          const std::vector<std::string>& dtypes) {
   std::vector<const json*> candidates;
   for (const json& g : groups_of(calibration, "collectives"))
     if (g.is_object() && g.value("collective", "") == collective && int_or(g, "spans_nodes", -1) == spans_nodes &&
         int_or(g, "nranks", 0) >= 2 && measured_curve(g).size() >= 2)
       candidates.push_back(&g);
-  if (candidates.empty() || nranks < 2) return std::nullopt;
+  if (candidates.empty() || nranks < 2) return nullptr;
   auto dtype_rank = [&](const json& g) {
     const auto it = std::find(dtypes.begin(), dtypes.end(), g.value("dtype", ""));
     return static_cast<std::size_t>(it - dtypes.begin());
@@ -170,15 +167,13 @@ std::optional<CommFigure> collective_figure(const json& calibration, const std::
     };
     return key(*a) < key(*b);
   });
-  const json& near = *candidates.front();
-  const std::string dtype = near.value("dtype", "");
-  const auto curve = measured_curve(near);
-  // Anchors: S2 = comm_bytes when given, else the largest measured size (the bandwidth end a
-  // training step's collectives are at); S1 = the measured size below S2 (S2 / 2 when none).
-  const double s2 = around_bytes > 0 ? around_bytes : curve.back().first;
-  double s1 = s2 / 2;
-  for (const auto& point : curve)
-    if (point.first < s2 * (1 - 1e-9)) s1 = point.first;
+  return candidates.front();
+}
+
+// The query for nranks in the tier: within a node all on one; across nodes at the asked (else
+// the nearest group's) ranks per node, on at least 2 nodes.
+CommQuery tier_query(const std::string& collective, int64_t nranks, const std::string& dtype, int spans_nodes,
+                     int64_t ranks_per_node, const json& near) {
   CommQuery q{.collective = collective, .nranks = nranks, .dtype = dtype};
   if (spans_nodes == 0) {
     q.nnodes = 1;
@@ -188,6 +183,43 @@ std::optional<CommFigure> collective_figure(const json& calibration, const std::
     q.nnodes = std::max<int64_t>(2, (nranks + q.ranks_per_node - 1) / q.ranks_per_node);
     q.ranks_per_node = (nranks + q.nnodes - 1) / q.nnodes;
   }
+  return q;
+}
+
+// How far one alpha-beta is from the measured medians >= 1 MiB of that group (the tool's error
+// at the other sizes); "" when none.
+std::string alpha_beta_error(const std::vector<std::pair<double, double>>& curve, const CommFigure& f) {
+  double worst_err = 0;
+  int counted = 0;
+  for (const auto& [size, t] : curve)
+    if (size >= kBandwidthRegimeBytes) {
+      worst_err = std::max(worst_err, std::abs((f.alpha_us + size * f.bus_factor / (f.busbw_gbps * 1e3)) / t - 1));
+      ++counted;
+    }
+  if (!counted) return "";
+  std::ostringstream out;
+  out << "; within " << std::setprecision(3) << 100 * worst_err << "% of its " << counted
+      << " measured medians >= 1 MiB";
+  return out.str();
+}
+
+}  // namespace
+
+std::optional<CommFigure> collective_figure(const json& calibration, const std::string& collective,
+                                            int64_t nranks, int spans_nodes, double around_bytes,
+                                            const std::vector<std::string>& dtypes, int64_t ranks_per_node) {
+  const json* nearest = nearest_group(calibration, collective, nranks, spans_nodes, dtypes);
+  if (!nearest) return std::nullopt;
+  const json& near = *nearest;
+  const std::string dtype = near.value("dtype", "");
+  const auto curve = measured_curve(near);
+  // Anchors: S2 = comm_bytes when given, else the largest measured size (the bandwidth end a
+  // training step's collectives are at); S1 = the measured size below S2 (S2 / 2 when none).
+  const double s2 = around_bytes > 0 ? around_bytes : curve.back().first;
+  double s1 = s2 / 2;
+  for (const auto& point : curve)
+    if (point.first < s2 * (1 - 1e-9)) s1 = point.first;
+  CommQuery q = tier_query(collective, nranks, dtype, spans_nodes, ranks_per_node, near);
   CommPrediction p1, p2;
   try {
     const CommModel model(calibration);
@@ -224,21 +256,7 @@ std::optional<CommFigure> collective_figure(const json& calibration, const std::
   why << "; " << p2.method << " [" << to_string(p2.provenance) << ", form " << p2.form << ", groups";
   for (const auto& g : p2.groups) why << " " << g;
   why << "]";
-  // How far one alpha-beta is from the measured medians >= 1 MiB of that group (the tool's error
-  // at the other sizes).
-  if (int_or(near, "nranks", 0) == nranks) {
-    double worst_err = 0;
-    int counted = 0;
-    for (const auto& [size, t] : curve)
-      if (size >= kBandwidthRegimeBytes) {
-        worst_err =
-            std::max(worst_err, std::abs((f.alpha_us + size * bus_factor / (f.busbw_gbps * 1e3)) / t - 1));
-        ++counted;
-      }
-    if (counted)
-      why << "; within " << std::setprecision(3) << 100 * worst_err << "% of its " << counted
-          << " measured medians >= 1 MiB";
-  }
+  if (int_or(near, "nranks", 0) == nranks) why << alpha_beta_error(curve, f);
   f.source = why.str();
   f.group = json{{"collective", collective}, {"dtype", dtype},         {"nranks", nranks},
                  {"nnodes", q.nnodes},       {"ranks_per_node", q.ranks_per_node}, {"spans_nodes", spans_nodes}};

@@ -33,42 +33,40 @@ std::string num(double v) {
   return s.str();
 }
 
-}  // namespace
-
-ExportReport export_nersc(const json& calibration, const ExportSettings& settings,
-                          const std::string& out_dir) {
-  ExportReport report;
-  report.consumer = "nersc";
-  const double around = settings.number("comm_bytes").value_or(0);  // the alpha-beta's size window
-  json system = json::object();
-
-  // matrix_flops_fp16 from the reference GEMM, undoing the tool's 0.8 and 20 µs.
+// matrix_flops_fp16 from the reference GEMM, undoing the tool's 0.8 and 20 µs; element_size.
+void matrix_rate(const json& calibration, ExportReport& report, json& system) {
   const auto dtype = preferred_matrix_dtype(calibration);
   const auto gemm = dtype ? reference_gemm(calibration, *dtype) : std::nullopt;
   const int elem = dtype ? dtype_size_bytes(*dtype).value_or(0) : 0;
   if (!gemm || elem == 0) {
     report.refused.push_back(
         missing_figure("matrix_flops_fp16", "no GEMM rows", "bench_gemm (gpucal run)", "", ""));
-  } else if (gemm->time_us * 1e-6 <= kNerscOpOverheadS) {
+    return;
+  }
+  if (gemm->time_us * 1e-6 <= kNerscOpOverheadS) {
     report.refused.push_back(
         missing_figure("matrix_flops_fp16",
                        "every measured GEMM takes less than the tool's fixed 20 us per op, so "
                        "no rate reproduces it",
                        "bench_gemm with larger shapes (--m 8192 --n 8192 --k 8192)", "", ""));
-  } else {
-    // The tool counts m·n·(k mults + (k-1) adds) per GEMM; bench_gemm counts 2·m·n·k.
-    const double flops_tool = gemm->flops * (2.0 * gemm->k - 1) / (2.0 * gemm->k);
-    const double rate_tflops =
-        flops_tool * 1e-12 / (kNerscFlopEfficiency * (gemm->time_us * 1e-6 - kNerscOpOverheadS));
-    system["matrix_flops_fp16"] = rate_tflops;
-    report.notes.push_back(
-        "matrix_flops_fp16 = " + num(rate_tflops) + " TFLOP/s (our achieved " + num(gemm->tflops) +
-        "): the rate at which the tool's 20 us + m·n·(2k-1) / (0.8 x rate) equals our measured " +
-        gemm->describe() + " (" + *dtype + "); other GEMMs get this rate plus 20 us each");
-    system["element_size"] = elem * 1e-9;
-    report.notes.push_back("element_size = " + format_number(elem * 1e-9) + ": bytes per " + *dtype +
-                           " element in GB, the tool's volume unit (hbm_bandwidth is GB/s)");
+    return;
   }
+  // The tool counts m·n·(k mults + (k-1) adds) per GEMM; bench_gemm counts 2·m·n·k.
+  const double flops_tool = gemm->flops * (2.0 * gemm->k - 1) / (2.0 * gemm->k);
+  const double rate_tflops =
+      flops_tool * 1e-12 / (kNerscFlopEfficiency * (gemm->time_us * 1e-6 - kNerscOpOverheadS));
+  system["matrix_flops_fp16"] = rate_tflops;
+  report.notes.push_back(
+      "matrix_flops_fp16 = " + num(rate_tflops) + " TFLOP/s (our achieved " + num(gemm->tflops) +
+      "): the rate at which the tool's 20 us + m·n·(2k-1) / (0.8 x rate) equals our measured " +
+      gemm->describe() + " (" + *dtype + "); other GEMMs get this rate plus 20 us each");
+  system["element_size"] = elem * 1e-9;
+  report.notes.push_back("element_size = " + format_number(elem * 1e-9) + ": bytes per " + *dtype +
+                         " element in GB, the tool's volume unit (hbm_bandwidth is GB/s)");
+}
+
+// The tool's units and settings, not measurements.
+void tool_settings(ExportReport& report, json& system) {
   system["mask_element_size"] = 1e-9;
   system["flops_units"] = 1e-12;
   system["empirical"] = false;
@@ -79,8 +77,12 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
   report.assumed.push_back(
       "empirical = false (the tool's measured-table path reads a file it does not ship); "
       "summa_nb = 4 (its default; its 2D search overwrites it)");
+}
 
-  // Vector rate: undo the 0.8; the 20 µs per op cannot be undone by a rate.
+// Vector rate (undoing the 0.8; the 20 µs per op cannot be undone by a rate), HBM bandwidth
+// and capacity.
+void vector_and_hbm(const json& calibration, const ExportSettings& settings, ExportReport& report,
+                    json& system) {
   if (const auto v = require_vector_tflops(calibration, settings, {"fp16", "bf16", "fp32"},
                                            "vector_flops_fp16", report.refused)) {
     system["vector_flops_fp16"] = v->value / kNerscFlopEfficiency;
@@ -98,75 +100,122 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
     report.notes.push_back("hbm_capacity = " + num(gib->value * 1.073741824) + " GB = " + num(gib->value) +
                            " GiB (" + gib->source + "); the tool compares it with memory counted in GB");
   }
+}
 
-  // NVLink domain: one node's figures.
-  const NodeSize node = gpus_per_node(calibration, settings);
+// The NVLink domain's bandwidth (GB/s) and per-step latency (s); 0 when not known.
+struct NvlinkFigures {
+  double bandwidth_gbps = 0, latency_s = 0;
+};
+
+// --set nersc_comm_op=allreduce: the tool's one-node formula made to give our allreduce.
+NvlinkFigures nvlink_from_allreduce(const json& calibration, int64_t n, double around, ExportReport& report) {
+  const auto ar = collective_figure(calibration, "allreduce", n, 0, around);
+  if (!ar) {
+    report.refused.push_back(missing_figure("nvlink_bandwidth", "no allreduce fit within a node",
+                                            "bench_collectives --collective allreduce", "", ""));
+    return {};
+  }
+  const NvlinkFigures out{ar->busbw_gbps / 2, ar->alpha_us * 1e-6 / static_cast<double>(n - 1)};
+  report.notes.push_back(
+      "nvlink_bandwidth = allreduce bus bandwidth / 2 = " + num(out.bandwidth_gbps) +
+      " GB/s, nvlink_latency = alpha / (n-1): the tool's one-node allreduce has no factor 2, "
+      "so this reproduces our allreduce; its allgather/reduce-scatter then take twice ours. " +
+      ar->describe());
+  return out;
+}
+
+// An allgather and a reduce-scatter of one volume take our two times together: the harmonic
+// mean of their bus bandwidths (the one measured, when only one is).
+NvlinkFigures nvlink_from_allgather(const json& calibration, int64_t n, double around, ExportReport& report) {
+  std::vector<CommFigure> figures;
+  for (const char* c : {"allgather", "reduce_scatter"})
+    if (auto f = collective_figure(calibration, c, n, 0, around)) figures.push_back(*f);
+  if (figures.empty()) {
+    report.refused.push_back(
+        missing_figure("nvlink_bandwidth", "no allgather or reduce_scatter fit within a node",
+                       "bench_collectives --collective allgather,reduce_scatter", "", ""));
+    return {};
+  }
+  double inverse = 0, alpha = 0;
+  std::string sources;
+  for (const auto& f : figures) {
+    inverse += 1.0 / f.busbw_gbps / static_cast<double>(figures.size());
+    alpha += f.alpha_us / static_cast<double>(figures.size());
+    sources += "; " + f.describe();
+  }
+  const NvlinkFigures out{1.0 / inverse, alpha * 1e-6 / static_cast<double>(n - 1)};
+  report.notes.push_back(
+      "nvlink_bandwidth = " + num(out.bandwidth_gbps) + " GB/s, the harmonic mean of the " +
+      (figures.size() == 2 ? "allgather and reduce-scatter" : figures[0].collective) +
+      " bus bandwidths, and nvlink_latency = their mean alpha / (n-1): the tool's one-node "
+      "time is nvlink_latency·(n-1) + (n-1)/n·vol/bandwidth" +
+      sources);
+  if (const auto ar = collective_figure(calibration, "allreduce", n, 0, around))
+    report.notes.push_back("the tool's one-node allreduce has no factor 2: it predicts " +
+                           num(100.0 * ar->busbw_gbps / (2 * out.bandwidth_gbps)) +
+                           "% of our allreduce time at large sizes (--set nersc_comm_op=allreduce matches "
+                           "allreduce instead)");
+  return out;
+}
+
+// The NVLink domain's keys. Returns nvlink_latency (s), which the inter-node latency is
+// corrected by.
+double nvlink_tier(const json& calibration, const ExportSettings& settings, const NodeSize& node,
+                   double around, ExportReport& report, json& system) {
   const int64_t gpn = node.gpus;
   const int64_t n = static_cast<int64_t>(settings.number("intra_group").value_or(static_cast<double>(gpn)));
   const std::string op = settings.word("nersc_comm_op").value_or("allgather");
-  double nvlink_bw = 0, nvlink_lat = 0;
-  if (gpn < 2 || n < 2) {
+  NvlinkFigures nvlink;
+  if (gpn < 2 || n < 2)
     report.refused.push_back(
         missing_figure("nvlink_size, nvlink_bandwidth", "no collectives measured within a node",
                        "bench_collectives (gpucal run --threads N, or under a launcher)", "", ""));
-  } else if (op == "allreduce") {
-    if (const auto ar = collective_figure(calibration, "allreduce", n, 0, around)) {
-      nvlink_bw = ar->busbw_gbps / 2;
-      nvlink_lat = ar->alpha_us * 1e-6 / static_cast<double>(n - 1);
-      report.notes.push_back(
-          "nvlink_bandwidth = allreduce bus bandwidth / 2 = " + num(nvlink_bw) +
-          " GB/s, nvlink_latency = alpha / (n-1): the tool's one-node allreduce has no factor 2, "
-          "so this reproduces our allreduce; its allgather/reduce-scatter then take twice ours. " +
-          ar->describe());
-    } else {
-      report.refused.push_back(missing_figure("nvlink_bandwidth", "no allreduce fit within a node",
-                                              "bench_collectives --collective allreduce", "", ""));
-    }
-  } else {
-    // An allgather and a reduce-scatter of one volume take our two times together: the harmonic
-    // mean of their bus bandwidths (the one measured, when only one is).
-    std::vector<CommFigure> figures;
-    for (const char* c : {"allgather", "reduce_scatter"})
-      if (auto f = collective_figure(calibration, c, n, 0, around)) figures.push_back(*f);
-    if (!figures.empty()) {
-      double inverse = 0, alpha = 0;
-      std::string sources;
-      for (const auto& f : figures) {
-        inverse += 1.0 / f.busbw_gbps / static_cast<double>(figures.size());
-        alpha += f.alpha_us / static_cast<double>(figures.size());
-        sources += "; " + f.describe();
-      }
-      nvlink_bw = 1.0 / inverse;
-      nvlink_lat = alpha * 1e-6 / static_cast<double>(n - 1);
-      report.notes.push_back(
-          "nvlink_bandwidth = " + num(nvlink_bw) + " GB/s, the harmonic mean of the " +
-          (figures.size() == 2 ? "allgather and reduce-scatter" : figures[0].collective) +
-          " bus bandwidths, and nvlink_latency = their mean alpha / (n-1): the tool's one-node "
-          "time is nvlink_latency·(n-1) + (n-1)/n·vol/bandwidth" +
-          sources);
-      if (const auto ar = collective_figure(calibration, "allreduce", n, 0, around))
-        report.notes.push_back(
-            "the tool's one-node allreduce has no factor 2: it predicts " +
-            num(100.0 * ar->busbw_gbps / (2 * nvlink_bw)) +
-            "% of our allreduce time at large sizes (--set nersc_comm_op=allreduce matches "
-            "allreduce instead)");
-    } else {
-      report.refused.push_back(
-          missing_figure("nvlink_bandwidth", "no allgather or reduce_scatter fit within a node",
-                         "bench_collectives --collective allgather,reduce_scatter", "", ""));
-    }
-  }
-  if (nvlink_bw > 0) {
-    system["nvlink_bandwidth"] = nvlink_bw;
+  else if (op == "allreduce")
+    nvlink = nvlink_from_allreduce(calibration, n, around, report);
+  else
+    nvlink = nvlink_from_allgather(calibration, n, around, report);
+  if (nvlink.bandwidth_gbps > 0) {
+    system["nvlink_bandwidth"] = nvlink.bandwidth_gbps;
     system["nvlink_eff"] = 1.0;
-    system["nvlink_latency"] = nvlink_lat;
+    system["nvlink_latency"] = nvlink.latency_s;
     system["nvlink_size"] = gpn;
     report.notes.push_back("nvlink_size = " + std::to_string(gpn) + " GPUs (" + node.source +
                            "); nvlink_eff = 1.0 since the bandwidth is achieved; figures taken at " +
                            std::to_string(n) + " GPUs serve every group size");
   }
+  return nvlink.latency_s;
+}
 
-  // Inter-node: ib_bandwidth is per NIC; the tool multiplies it by nic_factor x GPUs per node.
+// ib_bandwidth and ib_latency from the measured inter-node allreduce.
+void ib_from_measured(const json& calibration, int64_t group, double nic, double nvlink_lat, double around,
+                      ExportReport& report, json& system) {
+  const auto ar = collective_figure(calibration, "allreduce", group, 1, around);
+  if (!ar) {
+    report.refused.push_back(missing_figure("ib_bandwidth", "no allreduce fit across nodes",
+                                            "bench_collectives across nodes", "inter_busbw_gbps", "25"));
+    return;
+  }
+  const int64_t N = ar->nranks_asked, k = ar->group.value("nnodes", int64_t{2}),
+                t = ar->group.value("ranks_per_node", int64_t{1});
+  system["ib_bandwidth"] = ar->busbw_gbps / (nic * static_cast<double>(t));
+  double ib_lat =
+      (ar->alpha_us * 1e-6 - nvlink_lat * static_cast<double>(N - k)) / static_cast<double>(k - 1);
+  if (ib_lat < 0) {
+    report.notes.push_back(
+        "ib_latency clamped to 0: the inter-node alpha is below nvlink_latency x (n - nodes)");
+    ib_lat = 0;
+  }
+  system["ib_latency"] = ib_lat;
+  report.notes.push_back("ib_bandwidth = inter-node allreduce bus bandwidth / (nic_factor x " +
+                         std::to_string(t) +
+                         " GPUs per node), so the tool's 2·(n-1)/n·vol/(nic_factor·t·ib_bandwidth) is our "
+                         "allreduce; ib_latency = (alpha - nvlink_latency·(n-k)) / (k-1). " +
+                         ar->describe());
+}
+
+// Inter-node: ib_bandwidth is per NIC; the tool multiplies it by nic_factor x GPUs per node.
+void ib_tier(const json& calibration, const ExportSettings& settings, int64_t gpn, double nvlink_lat,
+             double around, ExportReport& report, json& system) {
   const double nic = settings.number("nic_factor").value_or(1.0);
   if (!settings.has("nic_factor"))
     report.assumed.push_back(
@@ -186,27 +235,7 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
         "inter_alpha_us (--set)");
   } else if (inter) {
     const int64_t group = static_cast<int64_t>(settings.number("inter_group").value_or(inter->nranks));
-    if (const auto ar = collective_figure(calibration, "allreduce", group, 1, around)) {
-      const int64_t N = ar->nranks_asked, k = ar->group.value("nnodes", int64_t{2}),
-                    t = ar->group.value("ranks_per_node", int64_t{1});
-      system["ib_bandwidth"] = ar->busbw_gbps / (nic * static_cast<double>(t));
-      double ib_lat =
-          (ar->alpha_us * 1e-6 - nvlink_lat * static_cast<double>(N - k)) / static_cast<double>(k - 1);
-      if (ib_lat < 0) {
-        report.notes.push_back(
-            "ib_latency clamped to 0: the inter-node alpha is below nvlink_latency x (n - nodes)");
-        ib_lat = 0;
-      }
-      system["ib_latency"] = ib_lat;
-      report.notes.push_back(
-          "ib_bandwidth = inter-node allreduce bus bandwidth / (nic_factor x " + std::to_string(t) +
-          " GPUs per node), so the tool's 2·(n-1)/n·vol/(nic_factor·t·ib_bandwidth) is our "
-          "allreduce; ib_latency = (alpha - nvlink_latency·(n-k)) / (k-1). " +
-          ar->describe());
-    } else {
-      report.refused.push_back(missing_figure("ib_bandwidth", "no allreduce fit across nodes",
-                                              "bench_collectives across nodes", "inter_busbw_gbps", "25"));
-    }
+    ib_from_measured(calibration, group, nic, nvlink_lat, around, report, system);
   } else {
     report.refused.push_back(
         missing_figure("ib_bandwidth, ib_latency",
@@ -216,7 +245,23 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
   }
   system["ib_eff"] = 1.0;
   system["nic_factor"] = nic;
+}
 
+}  // namespace
+
+ExportReport export_nersc(const json& calibration, const ExportSettings& settings,
+                          const std::string& out_dir) {
+  ExportReport report;
+  report.consumer = "nersc";
+  const double around = settings.number("comm_bytes").value_or(0);  // the alpha-beta's size window
+  json system = json::object();
+  matrix_rate(calibration, report, system);
+  tool_settings(report, system);
+  vector_and_hbm(calibration, settings, report, system);
+  // NVLink domain: one node's figures.
+  const NodeSize node = gpus_per_node(calibration, settings);
+  const double nvlink_lat = nvlink_tier(calibration, settings, node, around, report, system);
+  ib_tier(calibration, settings, node.gpus, nvlink_lat, around, report, system);
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }

@@ -101,101 +101,108 @@ std::string dtype_of_key(const std::string& key) {
   return a == std::string::npos || b == std::string::npos ? "" : key.substr(a + 1, b - a - 1);
 }
 
-}  // namespace
+// GPUs per node: --set or the largest measured ranks_per_node, else the inter-node group's.
+int64_t node_gpus_of(const json& calibration, const ExportSettings& settings) {
+  const int64_t g = gpus_per_node(calibration, settings).gpus;
+  if (g >= 2) return g;
+  const auto inter = measured_inter_node(calibration);
+  return inter ? inter->ranks_per_node : int64_t{0};
+}
 
-ExportReport export_vtrain(const json& calibration, const ExportSettings& settings,
-                           const std::string& out_dir) {
-  ExportReport report;
-  report.consumer = "vtrain";
-  const std::string gpu = gpu_folder_name(calibration, settings);
-  std::vector<std::pair<std::string, std::string>> files;
-  // Every row from the communication models (comm_model.h): the measured median where that size
-  // was measured, the group's best form between measured sizes, its regime lines beyond them, and
-  // for a GPU count not measured the bus bandwidth interpolated between measured counts or the
-  // nearest group's scaled (each row's provenance counted in the notes).
-  const int64_t node_gpus = [&] {
-    const int64_t g = gpus_per_node(calibration, settings).gpus;
-    if (g >= 2) return g;
-    const auto inter = measured_inter_node(calibration);
-    return inter ? inter->ranks_per_node : int64_t{0};
-  }();
-  const int64_t nodes = [&] {
-    if (const auto n = settings.number("nodes")) return static_cast<int64_t>(*n);
-    const auto inter = measured_inter_node(calibration);
-    return inter ? inter->nnodes : int64_t{1};
-  }();
-  std::optional<CommModel> model;
+// Nodes of the modelled machine: --set nodes, else the inter-node group's, else 1.
+int64_t modelled_nodes(const json& calibration, const ExportSettings& settings) {
+  if (const auto n = settings.number("nodes")) return static_cast<int64_t>(*n);
+  const auto inter = measured_inter_node(calibration);
+  return inter ? inter->nnodes : int64_t{1};
+}
+
+// One AR_GPU<N> table: its CSV text and where its rows came from.
+struct LutTable {
+  std::string csv;
+  std::map<Provenance, int> rows_by;
+  std::set<std::string> groups, forms;
+  std::string method;  // the last non-measured row's
+};
+
+// Every 1 MiB step from 1 MiB to 1 GiB for nranks GPUs, rpn per node; throws
+// std::invalid_argument when the models cannot predict it.
+LutTable predict_table(const CommModel& model, int64_t nranks, int64_t rpn) {
+  LutTable t;
+  std::string dtype;
+  std::ostringstream csv;
+  csv << "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n";
+  const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
+  for (int mib = 1; mib <= 1024; ++mib) {
+    const double size = mib * kMiB;
+    const CommPrediction p =
+        model.predict({.collective = "allreduce", .nranks = nranks, .ranks_per_node = rpn, .size_bytes = size});
+    ++t.rows_by[p.provenance];
+    for (const auto& g : p.groups) t.groups.insert(g);
+    t.forms.insert(p.form);
+    if (dtype.empty() && !p.groups.empty()) dtype = dtype_of_key(p.groups.front());
+    if (p.provenance != Provenance::measured) t.method = p.method;
+    const long long time_ns = std::max(1LL, std::llround(p.time_us * 1e3));
+    const double busbw = size * bus_factor / static_cast<double>(time_ns);
+    const double elem = dtype_size_bytes(dtype).value_or(4);
+    char line[200];
+    std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%lld,%.2f,%lld,%.2f\n", size, size / elem,
+                  nccl_type_name(dtype.empty() ? "fp32" : dtype).c_str(), time_ns, busbw, time_ns, busbw);
+    csv << line;
+  }
+  t.csv = csv.str();
+  return t;
+}
+
+// The note of a written table: its groups, forms and rows per provenance.
+std::string table_note(const std::string& label, int64_t nranks, int64_t rpn, const LutTable& t) {
+  std::ostringstream note;
+  note << label << " (" << (nranks > rpn ? "across " + std::to_string((nranks + rpn - 1) / rpn) + " nodes"
+                                          : std::string("within a node"))
+       << "): AR_GPU" << nranks << "_1M_1024M_LUT from";
+  for (const auto& g : t.groups) note << " " << g;
+  note << " (forms:";
+  for (const auto& f : t.forms) note << " " << f;
+  auto rows = [&](Provenance p) {
+    const auto it = t.rows_by.find(p);
+    return it == t.rows_by.end() ? 0 : it->second;
+  };
+  note << "), rows: " << rows(Provenance::measured) << " measured, " << rows(Provenance::interpolated)
+       << " interpolated, " << rows(Provenance::extrapolated) << " EXTRAPOLATED";
+  if (!t.method.empty()) note << " (last non-measured row: " << t.method << ")";
+  note << "; the in-place columns repeat these times";
+  return note.str();
+}
+
+// The table for nranks GPUs, into `files`; a note instead when the models cannot make it.
+void add_table(const CommModel& model, const std::string& gpu, int64_t nranks, int64_t node_gpus,
+               std::vector<std::pair<std::string, std::string>>& files, ExportReport& report) {
+  const std::string label = std::to_string(nranks) + " GPUs";
+  const int64_t rpn = std::min(nranks, node_gpus);
+  LutTable table;
   try {
-    model.emplace(calibration);
-  } catch (const std::invalid_argument&) {
+    table = predict_table(model, nranks, rpn);
+  } catch (const std::invalid_argument& e) {
+    report.notes.push_back(label + " (" + std::to_string(rpn) + " per node): no table, " + e.what() +
+                           "; vTrain falls back to intra_node_bandwidth for this GPU count");
+    return;
   }
-  for (const int64_t nranks : model && node_gpus >= 1 ? table_gpu_counts(*model, node_gpus, nodes)
-                                                      : std::vector<int64_t>{}) {
-    const std::string label = std::to_string(nranks) + " GPUs";
-    const int64_t rpn = std::min(nranks, node_gpus);
-    std::map<Provenance, int> rows_by;
-    std::set<std::string> groups, forms;
-    std::string dtype, method;
-    std::ostringstream csv;
-    csv << "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n";
-    try {
-      const double bus_factor = 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
-      for (int mib = 1; mib <= 1024; ++mib) {
-        const double size = mib * kMiB;
-        const CommPrediction p = model->predict(
-            {.collective = "allreduce", .nranks = nranks, .ranks_per_node = rpn, .size_bytes = size});
-        ++rows_by[p.provenance];
-        for (const auto& g : p.groups) groups.insert(g);
-        forms.insert(p.form);
-        if (dtype.empty() && !p.groups.empty()) dtype = dtype_of_key(p.groups.front());
-        if (p.provenance != Provenance::measured) method = p.method;
-        const long long time_ns = std::max(1LL, std::llround(p.time_us * 1e3));
-        const double busbw = size * bus_factor / static_cast<double>(time_ns);
-        const double elem = dtype_size_bytes(dtype).value_or(4);
-        char line[200];
-        std::snprintf(line, sizeof line, "%.0f,%.0f,%s,%lld,%.2f,%lld,%.2f\n", size, size / elem,
-                      nccl_type_name(dtype.empty() ? "fp32" : dtype).c_str(), time_ns, busbw, time_ns, busbw);
-        csv << line;
-      }
-    } catch (const std::invalid_argument& e) {
-      report.notes.push_back(label + " (" + std::to_string(rpn) + " per node): no table, " + e.what() +
-                             "; vTrain falls back to intra_node_bandwidth for this GPU count");
-      continue;
-    }
-    // Rows from groups measured only up to 1 MiB would extrapolate three decades: not written.
-    std::string small_only;
-    for (const auto& info : model->groups())
-      if (groups.count(info.key) && info.max_size_bytes <= kMiB) small_only = info.key;
-    if (!small_only.empty()) {
-      report.notes.push_back(label + ": no table, " + small_only +
-                             " was measured only up to 1 MiB (the 1 MiB..1 GiB rows would all be extrapolated "
-                             "from small messages); vTrain falls back to intra_node_bandwidth for this GPU count");
-      continue;
-    }
-    files.emplace_back(gpu + "/AR_GPU" + std::to_string(nranks) + "_1M_1024M_LUT", csv.str());
-    std::ostringstream note;
-    note << label << " (" << (nranks > rpn ? "across " + std::to_string((nranks + rpn - 1) / rpn) + " nodes"
-                                            : std::string("within a node"))
-         << "): AR_GPU" << nranks << "_1M_1024M_LUT from";
-    for (const auto& g : groups) note << " " << g;
-    note << " (forms:";
-    for (const auto& f : forms) note << " " << f;
-    note << "), rows: " << rows_by[Provenance::measured] << " measured, " << rows_by[Provenance::interpolated]
-         << " interpolated, " << rows_by[Provenance::extrapolated] << " EXTRAPOLATED";
-    if (!method.empty()) note << " (last non-measured row: " << method << ")";
-    note << "; the in-place columns repeat these times";
-    report.notes.push_back(note.str());
+  // Rows from groups measured only up to 1 MiB would extrapolate three decades: not written.
+  std::string small_only;
+  for (const auto& info : model.groups())
+    if (table.groups.count(info.key) && info.max_size_bytes <= kMiB) small_only = info.key;
+  if (!small_only.empty()) {
+    report.notes.push_back(label + ": no table, " + small_only +
+                           " was measured only up to 1 MiB (the 1 MiB..1 GiB rows would all be extrapolated "
+                           "from small messages); vTrain falls back to intra_node_bandwidth for this GPU count");
+    return;
   }
-  if (files.empty())
-    report.refused.push_back(
-        missing_figure("AR_GPU<N>_1M_1024M_LUT",
-                       "no allreduce group measured beyond 1 MiB that the communication models can "
-                       "predict from",
-                       "bench_collectives --collective allreduce --sizes 8:1G:x2 (gpucal run "
-                       "--suite calibration)",
-                       "", ""));
+  files.emplace_back(gpu + "/AR_GPU" + std::to_string(nranks) + "_1M_1024M_LUT", table.csv);
+  report.notes.push_back(table_note(label, nranks, rpn, table));
+}
 
-  // The config keys vTrain reads besides the tables.
+// The config keys vTrain reads besides the tables.
+json system_config(const json& calibration, const ExportSettings& settings, const std::string& gpu,
+                   const std::string& out_dir, ExportReport& report) {
   json config{{"gpu_name", gpu}, {"trace_path", (std::filesystem::absolute(out_dir) / "vtrain").string()}};
   const int64_t gpn = gpus_per_node(calibration, settings).gpus;
   if (gpn >= 2) {
@@ -232,6 +239,40 @@ ExportReport export_vtrain(const json& calibration, const ExportSettings& settin
       "system_config.json: merge these keys into your vTrain config; trace_path is this export's "
       "vtrain folder (put vTrain's kernel traces there or copy the " +
       gpu + "/ folder to yours)");
+  return config;
+}
+
+}  // namespace
+
+ExportReport export_vtrain(const json& calibration, const ExportSettings& settings,
+                           const std::string& out_dir) {
+  ExportReport report;
+  report.consumer = "vtrain";
+  const std::string gpu = gpu_folder_name(calibration, settings);
+  std::vector<std::pair<std::string, std::string>> files;
+  // Every row from the communication models (comm_model.h): the measured median where that size
+  // was measured, the group's best form between measured sizes, its regime lines beyond them, and
+  // for a GPU count not measured the bus bandwidth interpolated between measured counts or the
+  // nearest group's scaled (each row's provenance counted in the notes).
+  const int64_t node_gpus = node_gpus_of(calibration, settings);
+  const int64_t nodes = modelled_nodes(calibration, settings);
+  std::optional<CommModel> model;
+  try {
+    model.emplace(calibration);
+  } catch (const std::invalid_argument&) {
+  }
+  if (model && node_gpus >= 1)
+    for (const int64_t nranks : table_gpu_counts(*model, node_gpus, nodes))
+      add_table(*model, gpu, nranks, node_gpus, files, report);
+  if (files.empty())
+    report.refused.push_back(
+        missing_figure("AR_GPU<N>_1M_1024M_LUT",
+                       "no allreduce group measured beyond 1 MiB that the communication models can "
+                       "predict from",
+                       "bench_collectives --collective allreduce --sizes 8:1G:x2 (gpucal run "
+                       "--suite calibration)",
+                       "", ""));
+  const json config = system_config(calibration, settings, gpu, out_dir, report);
   files.emplace_back("system_config.json", config.dump(2) + "\n");
   write_export(report, out_dir, files);
   return report;

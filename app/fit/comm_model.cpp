@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -125,6 +126,163 @@ std::string fixed(double v, int digits = 3) {
   return o.str();
 }
 
+// The query with nnodes and ranks_per_node both filled; throws std::invalid_argument for a bad one.
+CommQuery complete_query(CommQuery q) {
+  if (!is_known_collective(q.collective))
+    throw std::invalid_argument("unknown collective '" + q.collective + "'");
+  if (q.nranks < 2) throw std::invalid_argument("nranks must be >= 2");
+  if (!(q.size_bytes > 0)) throw std::invalid_argument("size must be > 0 bytes");
+  if (q.nnodes <= 0 && q.ranks_per_node <= 0) throw std::invalid_argument("give nnodes or ranks_per_node");
+  if (q.nnodes <= 0) q.nnodes = (q.nranks + q.ranks_per_node - 1) / q.ranks_per_node;
+  if (q.ranks_per_node <= 0) q.ranks_per_node = (q.nranks + q.nnodes - 1) / q.nnodes;
+  if (q.nnodes * q.ranks_per_node < q.nranks || q.nnodes > q.nranks)
+    throw std::invalid_argument(std::to_string(q.nranks) + " ranks do not fit " + std::to_string(q.nnodes) +
+                                " node(s) x " + std::to_string(q.ranks_per_node) + " ranks per node");
+  return q;
+}
+
+// Candidate groups per (nranks, nnodes, ranks_per_node).
+using GroupsByShape = std::map<std::tuple<int64_t, int64_t, int64_t>, const json*>;
+
+// The candidates: the collective, the dtype (or the preferred one per rank/node count), the
+// tier. Throws, listing the collective's groups, when there is none.
+GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inter, const std::string& tier) {
+  GroupsByShape chosen;
+  std::vector<std::string> seen;
+  for (const json& g : groups) {
+    if (g.value("collective", "") != q.collective) continue;
+    seen.push_back(key_of(g));
+    if ((g.value("nnodes", int64_t{1}) > 1) != inter) continue;
+    if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
+    const auto k = std::make_tuple(g.value("nranks", int64_t{0}), g.value("nnodes", int64_t{0}),
+                                   g.value("ranks_per_node", int64_t{0}));
+    auto rank = [](const json& x) {
+      const std::string d = x.value("dtype", "");
+      return std::make_pair(d == "fp32" ? 2 : d == "bf16" ? 1 : 0, x["points"].size());
+    };
+    const json*& current = chosen[k];
+    if (!current || rank(g) > rank(*current)) current = &g;
+  }
+  if (chosen.empty()) {
+    std::string have;
+    for (const auto& s : seen) have += (have.empty() ? "" : ", ") + s;
+    throw std::invalid_argument("no " + tier + " " + q.collective + (q.dtype.empty() ? "" : " " + q.dtype) +
+                                " measurements to predict from" +
+                                (have.empty() ? "" : " (have: " + have + ")") +
+                                "; predictions do not cross link tiers");
+  }
+  return chosen;
+}
+
+// 1. The group itself: its time at the size; the time in µs, or nullopt when it was not measured.
+std::optional<double> from_own_group(const GroupsByShape& chosen, const CommQuery& q, CommPrediction& out) {
+  for (const auto& [k, g] : chosen) {
+    if (std::get<0>(k) != q.nranks || std::get<1>(k) != q.nnodes) continue;
+    bool in_range = false, measured = false;
+    const double t = own_time_us(*g, q.size_bytes, out.form, in_range, measured);
+    out.groups = {key_of(*g)};
+    out.provenance = measured   ? Provenance::measured
+                     : in_range ? Provenance::interpolated
+                                : Provenance::extrapolated;
+    out.method = measured   ? "the measured median at this size"
+                 : in_range ? "the group's best form (" + out.form + ") between measured sizes"
+                            : "the group's " + out.form + " form beyond its measured sizes";
+    return t;
+  }
+  return std::nullopt;
+}
+
+// The groups to scale from: those with the query's ranks per node when across nodes (the NIC
+// share per rank), and a note when there is none.
+struct Pool {
+  std::vector<const json*> groups;
+  std::string rpn_note;
+};
+Pool scaling_pool(const GroupsByShape& chosen, const CommQuery& q, bool inter) {
+  std::vector<const json*> same_rpn, all;
+  for (const auto& [k, g] : chosen) {
+    all.push_back(g);
+    if (std::get<2>(k) == q.ranks_per_node) same_rpn.push_back(g);
+  }
+  Pool pool{!inter || same_rpn.empty() ? all : same_rpn, ""};
+  if (inter && same_rpn.empty())
+    pool.rpn_note =
+        "; no group has " + std::to_string(q.ranks_per_node) + " ranks per node, bandwidth taken as measured";
+  return pool;
+}
+
+// 2. Between two measured rank counts: bus bandwidth interpolated in log2 n; the time in µs,
+// or nullopt without a measured count on each side.
+std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, double factor,
+                                          const std::string& tier, CommPrediction& out) {
+  const json *below = nullptr, *above = nullptr;
+  for (const json* g : pool.groups) {
+    const int64_t n = g->value("nranks", int64_t{0});
+    if (n < q.nranks && (!below || n > below->value("nranks", int64_t{0}))) below = g;
+    if (n > q.nranks && (!above || n < above->value("nranks", int64_t{0}))) above = g;
+  }
+  if (!below || !above) return std::nullopt;
+  std::string f1, f2;
+  bool in1, in2, m1, m2;
+  const double t1 = own_time_us(*below, q.size_bytes, f1, in1, m1);
+  const double t2 = own_time_us(*above, q.size_bytes, f2, in2, m2);
+  const double n1 = below->value("nranks", 2.0), n2 = above->value("nranks", 2.0);
+  const double bw1 = q.size_bytes * group_bus_factor(*below) / t1,
+               bw2 = q.size_bytes * group_bus_factor(*above) / t2;
+  const double u =
+      (std::log2(static_cast<double>(q.nranks)) - std::log2(n1)) / (std::log2(n2) - std::log2(n1));
+  const double busbw = std::exp((1 - u) * std::log(bw1) + u * std::log(bw2));  // bytes per µs
+  out.groups = {key_of(*below), key_of(*above)};
+  out.form = f1 == f2 ? f1 : f1 + "+" + f2;
+  out.provenance = in1 && in2 ? Provenance::interpolated : Provenance::extrapolated;
+  out.method = "bus bandwidth interpolated in log2(ranks) between " + fixed(n1, 6) + " and " + fixed(n2, 6) +
+               " measured ranks (" + tier + ")" + pool.rpn_note;
+  return q.size_bytes * factor / busbw;
+}
+
+// 3. Beyond the measured rank counts: the nearest group's regime lines, alpha scaled; the time in µs.
+double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, const std::string& tier,
+                          CommPrediction& out) {
+  const json* near = nullptr;
+  double distance = INFINITY;
+  for (const json* g : pool.groups) {
+    const double d = std::abs(std::log2(g->value("nranks", 2.0)) - std::log2(static_cast<double>(q.nranks)));
+    if (d < distance) {
+      distance = d;
+      near = g;
+    }
+  }
+  const int64_t n0 = near->value("nranks", int64_t{2});
+  const double bus_bytes = q.size_bytes * factor;
+  Line line;
+  std::string form = "regime";
+  if (auto l = regime_line(*near, bus_bytes)) {
+    line = *l;
+  } else if (usable(*near, "alpha_beta")) {
+    form = "alpha_beta";
+    line.alpha_us = (*near)["alpha_beta"]["alpha_us"];
+    line.us_per_bus_byte = 1.0 / ((*near)["alpha_beta"]["beta_gbps"].get<double>() * 1e3);
+  } else {
+    throw std::invalid_argument("group " + key_of(*near) +
+                                " has neither a regime nor an alpha-beta fit to scale");
+  }
+  // Trees (log2 n steps) for allreduce's latency-bound regimes, rings/pipelines (n - 1 steps)
+  // for the rest and for the bandwidth-bound last regime.
+  const bool tree = q.collective == "allreduce" && line.index + 1 < line.count;
+  const double scale = tree ? std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0))
+                            : static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  out.groups = {key_of(*near)};
+  out.form = form;
+  out.provenance = Provenance::extrapolated;
+  out.method =
+      "from " + fixed(static_cast<double>(n0), 6) + " measured ranks: " + form +
+      (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
+                        : "") +
+      ", alpha x " + fixed(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
+      " bus bandwidth kept" + pool.rpn_note;
+  return line.alpha_us * scale + bus_bytes * line.us_per_bus_byte;
+}
+
 }  // namespace
 
 std::string to_string(Provenance p) {
@@ -164,147 +322,23 @@ CommModel::CommModel(const json& calibration) {
 }
 
 CommPrediction CommModel::predict(const CommQuery& query) const {
-  CommQuery q = query;
-  if (!is_known_collective(q.collective))
-    throw std::invalid_argument("unknown collective '" + q.collective + "'");
-  if (q.nranks < 2) throw std::invalid_argument("nranks must be >= 2");
-  if (!(q.size_bytes > 0)) throw std::invalid_argument("size must be > 0 bytes");
-  if (q.nnodes <= 0 && q.ranks_per_node <= 0) throw std::invalid_argument("give nnodes or ranks_per_node");
-  if (q.nnodes <= 0) q.nnodes = (q.nranks + q.ranks_per_node - 1) / q.ranks_per_node;
-  if (q.ranks_per_node <= 0) q.ranks_per_node = (q.nranks + q.nnodes - 1) / q.nnodes;
-  if (q.nnodes * q.ranks_per_node < q.nranks || q.nnodes > q.nranks)
-    throw std::invalid_argument(std::to_string(q.nranks) + " ranks do not fit " + std::to_string(q.nnodes) +
-                                " node(s) x " + std::to_string(q.ranks_per_node) + " ranks per node");
+  const CommQuery q = complete_query(query);
   const bool inter = q.nnodes > 1;
   const std::string tier = inter ? "inter-node" : "intra-node";
-
-  // Candidates: the collective, the dtype (or the preferred one per rank/node count), the tier.
-  std::map<std::tuple<int64_t, int64_t, int64_t>, const json*> chosen;
-  std::vector<std::string> seen;
-  for (const json& g : groups_) {
-    if (g.value("collective", "") != q.collective) continue;
-    seen.push_back(key_of(g));
-    if ((g.value("nnodes", int64_t{1}) > 1) != inter) continue;
-    if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
-    const auto k = std::make_tuple(g.value("nranks", int64_t{0}), g.value("nnodes", int64_t{0}),
-                                   g.value("ranks_per_node", int64_t{0}));
-    auto rank = [](const json& x) {
-      const std::string d = x.value("dtype", "");
-      return std::make_pair(d == "fp32" ? 2 : d == "bf16" ? 1 : 0, x["points"].size());
-    };
-    const json*& current = chosen[k];
-    if (!current || rank(g) > rank(*current)) current = &g;
-  }
-  if (chosen.empty()) {
-    std::string have;
-    for (const auto& s : seen) have += (have.empty() ? "" : ", ") + s;
-    throw std::invalid_argument("no " + tier + " " + q.collective + (q.dtype.empty() ? "" : " " + q.dtype) +
-                                " measurements to predict from" +
-                                (have.empty() ? "" : " (have: " + have + ")") +
-                                "; predictions do not cross link tiers");
-  }
+  const GroupsByShape chosen = candidate_groups(groups_, q, inter, tier);
   CommPrediction out;
   const double factor = bus_factor(q.collective, static_cast<int>(q.nranks));
-  auto finish = [&](double time_us) {
-    out.time_us = time_us;
-    out.time_s = time_us * 1e-6;
-    out.algbw_gbps = q.size_bytes / time_us / 1e3;
-    out.busbw_gbps = out.algbw_gbps * factor;
-    return out;
-  };
-
-  // 1. The group itself.
-  for (const auto& [k, g] : chosen) {
-    if (std::get<0>(k) != q.nranks || std::get<1>(k) != q.nnodes) continue;
-    bool in_range = false, measured = false;
-    const double t = own_time_us(*g, q.size_bytes, out.form, in_range, measured);
-    out.groups = {key_of(*g)};
-    out.provenance = measured   ? Provenance::measured
-                     : in_range ? Provenance::interpolated
-                                : Provenance::extrapolated;
-    out.method = measured   ? "the measured median at this size"
-                 : in_range ? "the group's best form (" + out.form + ") between measured sizes"
-                            : "the group's " + out.form + " form beyond its measured sizes";
-    return finish(t);
+  std::optional<double> time_us = from_own_group(chosen, q, out);
+  if (!time_us) {
+    const Pool pool = scaling_pool(chosen, q, inter);
+    time_us = between_rank_counts(pool, q, factor, tier, out);
+    if (!time_us) time_us = beyond_rank_counts(pool, q, factor, tier, out);
   }
-
-  // Prefer groups with the query's ranks per node (inter-node: the NIC share per rank).
-  std::vector<const json*> same_rpn, all;
-  for (const auto& [k, g] : chosen) {
-    all.push_back(g);
-    if (std::get<2>(k) == q.ranks_per_node) same_rpn.push_back(g);
-  }
-  const std::vector<const json*>& pool = !inter || same_rpn.empty() ? all : same_rpn;
-  std::string rpn_note;
-  if (inter && same_rpn.empty())
-    rpn_note =
-        "; no group has " + std::to_string(q.ranks_per_node) + " ranks per node, bandwidth taken as measured";
-
-  // 2. Between two measured rank counts: bus bandwidth interpolated in log2 n.
-  const json *below = nullptr, *above = nullptr;
-  for (const json* g : pool) {
-    const int64_t n = g->value("nranks", int64_t{0});
-    if (n < q.nranks && (!below || n > below->value("nranks", int64_t{0}))) below = g;
-    if (n > q.nranks && (!above || n < above->value("nranks", int64_t{0}))) above = g;
-  }
-  if (below && above) {
-    std::string f1, f2;
-    bool in1, in2, m1, m2;
-    const double t1 = own_time_us(*below, q.size_bytes, f1, in1, m1);
-    const double t2 = own_time_us(*above, q.size_bytes, f2, in2, m2);
-    const double n1 = below->value("nranks", 2.0), n2 = above->value("nranks", 2.0);
-    const double bw1 = q.size_bytes * group_bus_factor(*below) / t1,
-                 bw2 = q.size_bytes * group_bus_factor(*above) / t2;
-    const double u =
-        (std::log2(static_cast<double>(q.nranks)) - std::log2(n1)) / (std::log2(n2) - std::log2(n1));
-    const double busbw = std::exp((1 - u) * std::log(bw1) + u * std::log(bw2));  // bytes per µs
-    out.groups = {key_of(*below), key_of(*above)};
-    out.form = f1 == f2 ? f1 : f1 + "+" + f2;
-    out.provenance = in1 && in2 ? Provenance::interpolated : Provenance::extrapolated;
-    out.method = "bus bandwidth interpolated in log2(ranks) between " + fixed(n1, 6) + " and " +
-                 fixed(n2, 6) + " measured ranks (" + tier + ")" + rpn_note;
-    return finish(q.size_bytes * factor / busbw);
-  }
-
-  // 3. Beyond the measured rank counts: the nearest group's regime lines, alpha scaled.
-  const json* near = nullptr;
-  double distance = INFINITY;
-  for (const json* g : pool) {
-    const double d = std::abs(std::log2(g->value("nranks", 2.0)) - std::log2(static_cast<double>(q.nranks)));
-    if (d < distance) {
-      distance = d;
-      near = g;
-    }
-  }
-  const int64_t n0 = near->value("nranks", int64_t{2});
-  const double bus_bytes = q.size_bytes * factor;
-  Line line;
-  std::string form = "regime";
-  if (auto l = regime_line(*near, bus_bytes)) {
-    line = *l;
-  } else if (usable(*near, "alpha_beta")) {
-    form = "alpha_beta";
-    line.alpha_us = (*near)["alpha_beta"]["alpha_us"];
-    line.us_per_bus_byte = 1.0 / ((*near)["alpha_beta"]["beta_gbps"].get<double>() * 1e3);
-  } else {
-    throw std::invalid_argument("group " + key_of(*near) +
-                                " has neither a regime nor an alpha-beta fit to scale");
-  }
-  // Trees (log2 n steps) for allreduce's latency-bound regimes, rings/pipelines (n - 1 steps)
-  // for the rest and for the bandwidth-bound last regime.
-  const bool tree = q.collective == "allreduce" && line.index + 1 < line.count;
-  const double scale = tree ? std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0))
-                            : static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
-  out.groups = {key_of(*near)};
-  out.form = form;
-  out.provenance = Provenance::extrapolated;
-  out.method =
-      "from " + fixed(static_cast<double>(n0), 6) + " measured ranks: " + form +
-      (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
-                        : "") +
-      ", alpha x " + fixed(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
-      " bus bandwidth kept" + rpn_note;
-  return finish(line.alpha_us * scale + bus_bytes * line.us_per_bus_byte);
+  out.time_us = *time_us;
+  out.time_s = *time_us * 1e-6;
+  out.algbw_gbps = q.size_bytes / *time_us / 1e3;
+  out.busbw_gbps = out.algbw_gbps * factor;
+  return out;
 }
 
 }  // namespace gpucal::calibration

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "app/fit/compute_tables.h"
@@ -114,110 +115,133 @@ std::vector<Plateau> detect_plateaus(std::vector<std::pair<double, double>> poin
   return out;
 }
 
-json memory_section(const BenchResults* p2p, const BenchResults* memory, std::vector<std::string>& missing) {
-  json out = json::object();
-  json d2d = p2p ? d2d_copy_table(*p2p) : json(nullptr);
-  if (!d2d.is_null()) out["d2d_copy"] = d2d;
-  if (!memory || memory->ok_rows.empty()) {
-    missing.push_back("memory.stream, memory.vector, memory.ops: no ok rows in memory.csv");
-    if (!d2d.is_null()) {
-      out["device_bandwidth_gbps"] = d2d["best_gbps"];
-      out["device_bandwidth_source"] = "p2p d2d copy (best; no bench_memory copy plateau)";
-    } else {
-      missing.push_back("memory.device_bandwidth_gbps: no bench_memory copy plateau and no p2p d2d copy rows");
-    }
-    return out.empty() ? json(nullptr) : out;
-  }
-  const CsvTable& t = memory->table;
-  t.require_columns({"kernel", "family", "dtype", "impl", "working_set_bytes", "bytes", "bandwidth_gbps"});
-  const std::vector<CacheLevelFact> levels = cache_facts(memory->sidecar);
-  json levels_json = json::array();
-  for (const auto& c : levels) levels_json.push_back({{"name", c.name}, {"bytes", c.bytes}});
+namespace {
 
-  // STREAM curves, one per (kernel, dtype, impl), hot rows preferred.
-  using Key = std::tuple<std::string, std::string, std::string>;
-  std::map<Key, std::vector<std::size_t>> curves;
+// bench_memory's ok rows by family: STREAM curves per (kernel, dtype, impl), fma_chain rows, op rows.
+using CurveKey = std::tuple<std::string, std::string, std::string>;
+struct MemoryRows {
+  std::map<CurveKey, std::vector<std::size_t>> curves;
   std::vector<std::size_t> vector_rows, op_rows;
-  for (std::size_t r : memory->ok_rows) {
+};
+
+MemoryRows split_by_family(const CsvTable& t, const std::vector<std::size_t>& ok_rows) {
+  MemoryRows out;
+  for (std::size_t r : ok_rows) {
     const std::string family = t.get_string(r, "family");
     if (family == "stream")
-      curves[{t.get_string(r, "kernel"), t.get_string(r, "dtype"), t.get_string(r, "impl")}].push_back(r);
+      out.curves[{t.get_string(r, "kernel"), t.get_string(r, "dtype"), t.get_string(r, "impl")}].push_back(r);
     else if (family == "vector")
-      vector_rows.push_back(r);
+      out.vector_rows.push_back(r);
     else
-      op_rows.push_back(r);
+      out.op_rows.push_back(r);
   }
+  return out;
+}
+
+// A figure for the device's bandwidth from one of copy's curves.
+struct Candidate {
+  bool fp32;
+  double gbps;
+  std::string source;
+  std::vector<std::pair<double, double>> curve;  // (bytes moved, GB/s)
+};
+
+// The best row per working set of a curve.
+std::map<double, std::size_t> best_by_working_set(const CsvTable& t, const std::vector<std::size_t>& rows) {
+  std::map<double, std::size_t> best;
+  for (std::size_t r : rows) {
+    const double ws = t.get_double(r, "working_set_bytes");
+    auto it = best.find(ws);
+    if (it == best.end() || t.get_double(r, "bandwidth_gbps") > t.get_double(it->second, "bandwidth_gbps")) best[ws] = r;
+  }
+  return best;
+}
+
+// The longest stretch of each level (the faster one between equals).
+std::map<std::string, Plateau> longest_per_level(const std::vector<Plateau>& stretches) {
+  std::map<std::string, Plateau> per_level;
+  for (const Plateau& p : stretches) {
+    auto it = per_level.find(p.level);
+    if (it == per_level.end() || p.points > it->second.points ||
+        (p.points == it->second.points && p.bandwidth_gbps > it->second.bandwidth_gbps))
+      per_level[p.level] = p;
+  }
+  return per_level;
+}
+
+// Without a memory plateau (fewer than 2 flat points beyond the caches), copy's points at
+// >= 4x the last-level cache stand in, as bench_memory's own fraction_of_copy does.
+std::optional<Candidate> copy_beyond_last_cache(const CurveKey& key, const std::vector<std::pair<double, double>>& xy,
+                                                const std::vector<CacheLevelFact>& levels) {
+  const auto& [kernel, dtype, impl] = key;
+  double llc = 0;
+  for (const auto& c : levels) llc = std::max(llc, c.bytes);
+  if (kernel != "copy" || llc <= 0) return std::nullopt;
+  std::vector<double> beyond;
+  for (const auto& [ws, gbps] : xy)
+    if (ws >= 4 * llc) beyond.push_back(gbps);
+  if (beyond.empty()) return std::nullopt;
+  return Candidate{dtype == "fp32", median_of(beyond),
+                   "bench_memory copy " + dtype + " " + impl + " median of " + std::to_string(beyond.size()) +
+                       " point(s) >= 4x the last-level cache",
+                   xy};
+}
+
+// One STREAM curve (hot rows preferred): its best point per working set and its flat stretches;
+// the longest stretch of each level goes to `plateaus`, copy's memory figures to `candidates`.
+json stream_curve(const CsvTable& t, const CurveKey& key, const std::vector<std::size_t>& all_rows,
+                  const std::vector<CacheLevelFact>& levels, json& plateaus, std::vector<Candidate>& candidates) {
+  const auto& [kernel, dtype, impl] = key;
+  const auto rows = hot_first(t, all_rows);
+  json pts = json::array();
+  std::vector<std::pair<double, double>> xy;
+  for (const auto& [ws, r] : best_by_working_set(t, rows)) {
+    xy.emplace_back(ws, t.get_double(r, "bandwidth_gbps"));
+    pts.push_back({{"working_set_bytes", ws}, {"bandwidth_gbps", xy.back().second}, {"point", t.get_string(r, "point")}});
+  }
+  const auto stretches = detect_plateaus(xy, levels);
+  json stretch_json = json::array();
+  for (const Plateau& p : stretches) stretch_json.push_back(plateau_json(p));
+  const std::map<std::string, Plateau> per_level = longest_per_level(stretches);
+  if (!per_level.count("memory"))
+    if (auto c = copy_beyond_last_cache(key, xy, levels)) candidates.push_back(*c);
+  for (const auto& [level, p] : per_level) {
+    json row = plateau_json(p);
+    row["kernel"] = kernel, row["dtype"] = dtype, row["impl"] = impl;
+    plateaus.push_back(row);
+    if (kernel == "copy" && level == "memory")
+      candidates.push_back({dtype == "fp32", p.bandwidth_gbps,
+                            "bench_memory copy " + dtype + " " + impl + " memory plateau (median of " +
+                                std::to_string(p.points) + " points)",
+                            xy});
+  }
+  return {{"kernel", kernel}, {"dtype", dtype}, {"impl", impl}, {"regime", t.get_string(rows.front(), "regime")},
+          {"points", pts}, {"stretches", stretch_json}};
+}
+
+json stream_table(const CsvTable& t, const MemoryRows& rows, const std::vector<CacheLevelFact>& levels,
+                  std::vector<Candidate>& candidates, std::vector<std::string>& missing) {
+  json levels_json = json::array();
+  for (const auto& c : levels) levels_json.push_back({{"name", c.name}, {"bytes", c.bytes}});
   json curves_json = json::array(), plateaus_json = json::array();
-  struct Candidate {
-    bool fp32;
-    double gbps;
-    std::string source;
-    std::vector<std::pair<double, double>> curve;  // (bytes moved, GB/s)
-  };
-  std::vector<Candidate> device_candidates;  // copy's memory plateaus
-  for (const auto& [key, all_rows] : curves) {
-    const auto& [kernel, dtype, impl] = key;
-    const auto rows = hot_first(t, all_rows);
-    std::map<double, std::size_t> best;  // working set -> best row
-    for (std::size_t r : rows) {
-      const double ws = t.get_double(r, "working_set_bytes");
-      auto it = best.find(ws);
-      if (it == best.end() || t.get_double(r, "bandwidth_gbps") > t.get_double(it->second, "bandwidth_gbps")) best[ws] = r;
-    }
-    json pts = json::array();
-    std::vector<std::pair<double, double>> xy;
-    for (const auto& [ws, r] : best) {
-      xy.emplace_back(ws, t.get_double(r, "bandwidth_gbps"));
-      pts.push_back({{"working_set_bytes", ws}, {"bandwidth_gbps", xy.back().second}, {"point", t.get_string(r, "point")}});
-    }
-    const auto stretches = detect_plateaus(xy, levels);
-    json stretch_json = json::array();
-    std::map<std::string, Plateau> per_level;  // the longest stretch of each level
-    for (const Plateau& p : stretches) {
-      stretch_json.push_back(plateau_json(p));
-      auto it = per_level.find(p.level);
-      if (it == per_level.end() || p.points > it->second.points ||
-          (p.points == it->second.points && p.bandwidth_gbps > it->second.bandwidth_gbps))
-        per_level[p.level] = p;
-    }
-    // Without a memory plateau (fewer than 2 flat points beyond the caches), copy's points at
-    // >= 4x the last-level cache stand in, as bench_memory's own fraction_of_copy does.
-    double llc = 0;
-    for (const auto& c : levels) llc = std::max(llc, c.bytes);
-    if (kernel == "copy" && !per_level.count("memory") && llc > 0) {
-      std::vector<double> beyond;
-      for (const auto& [ws, gbps] : xy)
-        if (ws >= 4 * llc) beyond.push_back(gbps);
-      if (!beyond.empty())
-        device_candidates.push_back({dtype == "fp32", median_of(beyond),
-                                     "bench_memory copy " + dtype + " " + impl + " median of " +
-                                         std::to_string(beyond.size()) + " point(s) >= 4x the last-level cache",
-                                     xy});
-    }
-    for (const auto& [level, p] : per_level) {
-      json row = plateau_json(p);
-      row["kernel"] = kernel, row["dtype"] = dtype, row["impl"] = impl;
-      plateaus_json.push_back(row);
-      if (kernel == "copy" && level == "memory")
-        device_candidates.push_back({dtype == "fp32", p.bandwidth_gbps,
-                                     "bench_memory copy " + dtype + " " + impl + " memory plateau (median of " +
-                                         std::to_string(p.points) + " points)",
-                                     xy});
-    }
-    curves_json.push_back({{"kernel", kernel}, {"dtype", dtype}, {"impl", impl},
-                           {"regime", t.get_string(rows.front(), "regime")}, {"points", pts}, {"stretches", stretch_json}});
-  }
-  out["stream"] = {{"cache_levels", levels_json}, {"curves", curves_json}, {"plateaus", plateaus_json},
-                   {"plateau_rule", "consecutive points within 15% of their median, at least 2; level = where most "
-                                    "of its working sets fit (memory: beyond the last cache)"}};
+  for (const auto& [key, all_rows] : rows.curves)
+    curves_json.push_back(stream_curve(t, key, all_rows, levels, plateaus_json, candidates));
   if (levels.empty()) missing.push_back("memory.stream levels: no cache_levels in memory.json: every stretch reads memory");
-  if (curves.empty()) missing.push_back("memory.stream: no ok STREAM rows in memory.csv");
-  // The device's bandwidth: copy's memory plateau, fp32 preferred, the fastest implementation.
+  if (rows.curves.empty()) missing.push_back("memory.stream: no ok STREAM rows in memory.csv");
+  return {{"cache_levels", levels_json}, {"curves", curves_json}, {"plateaus", plateaus_json},
+          {"plateau_rule", "consecutive points within 15% of their median, at least 2; level = where most "
+                           "of its working sets fit (memory: beyond the last cache)"}};
+}
+
+// The device's bandwidth: copy's memory plateau, fp32 preferred, the fastest implementation;
+// else the best p2p d2d copy. Written into `out`; returns it (0: none).
+double device_bandwidth(json& out, const std::vector<Candidate>& candidates, const json& d2d,
+                        std::vector<std::string>& missing) {
   double device_bw = 0;
   std::string device_source;
-  const bool any_fp32 = std::any_of(device_candidates.begin(), device_candidates.end(), [](const auto& c) { return c.fp32; });
+  const bool any_fp32 = std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return c.fp32; });
   const Candidate* chosen = nullptr;
-  for (const auto& c : device_candidates)
+  for (const auto& c : candidates)
     if (c.fp32 == any_fp32 && c.gbps > device_bw) device_bw = c.gbps, device_source = c.source, chosen = &c;
   if (device_bw > 0) {
     out["device_bandwidth_gbps"] = device_bw;
@@ -235,8 +259,11 @@ json memory_section(const BenchResults* p2p, const BenchResults* memory, std::ve
     missing.push_back("memory.device_bandwidth_gbps: no copy plateau beyond the last cache level (sweep --bytes past "
                       "4x the last-level cache)");
   }
+  return device_bw;
+}
 
-  // Vector throughput per dtype.
+// Vector throughput per dtype: the best fma_chain row at or below its peak.
+json vector_table(const CsvTable& t, const std::vector<std::size_t>& vector_rows) {
   json vec = json::object();
   std::map<std::string, std::size_t> best_vec;
   for (std::size_t r : vector_rows) {
@@ -257,10 +284,11 @@ json memory_section(const BenchResults* p2p, const BenchResults* memory, std::ve
                   {"peak_source", t.get_string_or(r, "peak_source", "")},
                   {"point", t.get_string(r, "point")}};
   }
-  out["vector"] = vec;
-  if (vec.empty()) missing.push_back("memory.vector: no ok fma_chain rows in memory.csv");
+  return vec;
+}
 
-  // Ops: bandwidth by bytes moved, efficiency against the device bandwidth.
+// Ops: bandwidth by bytes moved, efficiency against the device bandwidth.
+json ops_table(const CsvTable& t, const std::vector<std::size_t>& op_rows, double device_bw) {
   json ops = json::object();
   std::map<std::pair<std::string, std::string>, std::map<double, std::size_t>> by_op;
   for (std::size_t r : hot_first(t, op_rows)) {
@@ -292,8 +320,39 @@ json memory_section(const BenchResults* p2p, const BenchResults* memory, std::ve
                                   {"MB_efficiency", device_bw > 0 ? step_table_json(mb_eff) : json(nullptr)},
                                   {"efficiency_reference", "device_bandwidth_gbps"}};
   }
-  out["ops"] = ops;
-  if (ops.empty()) missing.push_back("memory.ops: no ok op rows in memory.csv");
+  return ops;
+}
+
+// Without bench_memory rows: the p2p d2d copy alone, or nothing.
+json without_memory_rows(json out, const json& d2d, std::vector<std::string>& missing) {
+  missing.push_back("memory.stream, memory.vector, memory.ops: no ok rows in memory.csv");
+  if (!d2d.is_null()) {
+    out["device_bandwidth_gbps"] = d2d["best_gbps"];
+    out["device_bandwidth_source"] = "p2p d2d copy (best; no bench_memory copy plateau)";
+  } else {
+    missing.push_back("memory.device_bandwidth_gbps: no bench_memory copy plateau and no p2p d2d copy rows");
+  }
+  return out.empty() ? json(nullptr) : out;
+}
+
+}  // namespace
+
+json memory_section(const BenchResults* p2p, const BenchResults* memory, std::vector<std::string>& missing) {
+  json out = json::object();
+  json d2d = p2p ? d2d_copy_table(*p2p) : json(nullptr);
+  if (!d2d.is_null()) out["d2d_copy"] = d2d;
+  if (!memory || memory->ok_rows.empty()) return without_memory_rows(out, d2d, missing);
+  const CsvTable& t = memory->table;
+  t.require_columns({"kernel", "family", "dtype", "impl", "working_set_bytes", "bytes", "bandwidth_gbps"});
+  const std::vector<CacheLevelFact> levels = cache_facts(memory->sidecar);
+  const MemoryRows rows = split_by_family(t, memory->ok_rows);
+  std::vector<Candidate> device_candidates;  // copy's memory plateaus
+  out["stream"] = stream_table(t, rows, levels, device_candidates, missing);
+  const double device_bw = device_bandwidth(out, device_candidates, d2d, missing);
+  out["vector"] = vector_table(t, rows.vector_rows);
+  if (out["vector"].empty()) missing.push_back("memory.vector: no ok fma_chain rows in memory.csv");
+  out["ops"] = ops_table(t, rows.op_rows, device_bw);
+  if (out["ops"].empty()) missing.push_back("memory.ops: no ok op rows in memory.csv");
   return out;
 }
 

@@ -38,20 +38,18 @@ json figure(double seconds, const Tally& t) {
   j["time_s"] = seconds;
   return j;
 }
-}  // namespace
+using Tallies = std::map<std::string, Tally>;  // gemm, attention, memory, comm.<dim>
 
-Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
-                        const PredictOptions& options) {
-  validate_schedule(options.schedule, w);
-  Prediction out;
-  std::vector<CostedOp> costed;
+// Each op's cost, as predict.json's ops[]: costed ops into `costed`, the provenance of each into
+// its category's tally, the ops nothing costs into `missing`.
+json cost_ops(const OpCoster& coster, const model::Workload& w, std::vector<CostedOp>& costed, Tallies& tallies,
+              std::vector<std::string>& missing) {
   json ops = json::array();
-  std::map<std::string, Tally> tallies;  // gemm, attention, memory, comm.<dim>, pipeline/per_step
   for (const auto& op : w.ops) {
     std::string why;
     const auto cost = coster.cost(op, w.layout, why);
     if (!cost) {
-      out.missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
+      missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
       continue;
     }
     costed.push_back({op, cost->time_us});
@@ -69,25 +67,51 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
     j["sources"] = cost->sources;
     ops.push_back(j);
   }
-  if (!out.missing.empty() && !options.allow_missing)
-    throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
-                       out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
+  return ops;
+}
 
-  double peak = options.peak_tflops;
-  std::string peak_source = "--peak-tflops";
-  const std::string dt = to_string(w.layout.dtype);
-  if (!(peak > 0)) {
-    peak = 0;
-    peak_source = "none: no --peak-tflops and no compute.gemm." + dt + ".peak_tflops";
-    if (calibration.is_object() && calibration["compute"]["gemm"].contains(dt) &&
-        calibration["compute"]["gemm"][dt]["peak_tflops"].is_number()) {
-      peak = calibration["compute"]["gemm"][dt]["peak_tflops"].get<double>();
-      peak_source = "calibration compute.gemm." + dt + ".peak_tflops";
-    }
+// The peak MFU is taken against: --peak-tflops, else the calibration's GEMM peak of the dtype;
+// 0 when neither.
+struct Peak {
+  double tflops = 0;
+  std::string source;
+};
+Peak peak_of(const PredictOptions& options, const json& calibration, const std::string& dt) {
+  if (options.peak_tflops > 0) return {options.peak_tflops, "--peak-tflops"};
+  Peak peak{0, "none: no --peak-tflops and no compute.gemm." + dt + ".peak_tflops"};
+  if (calibration.is_object() && calibration["compute"]["gemm"].contains(dt) &&
+      calibration["compute"]["gemm"][dt]["peak_tflops"].is_number()) {
+    peak.tflops = calibration["compute"]["gemm"][dt]["peak_tflops"].get<double>();
+    peak.source = "calibration compute.gemm." + dt + ".peak_tflops";
   }
-  out.breakdown = compute_breakdown(costed, w, options.overlap, options.schedule, peak);
-  const Breakdown& b = out.breakdown;
+  return peak;
+}
 
+json policy_json(const PredictOptions& options, const Peak& peak) {
+  return {{"overlap", to_string(options.overlap)},
+          {"schedule", options.schedule.name},
+          {"virtual_stages", options.schedule.name == "interleaved" ? options.schedule.virtual_stages : 1},
+          {"ranks_per_node", options.cost.ranks_per_node},
+          {"peak_tflops", peak.tflops > 0 ? json(peak.tflops) : json(nullptr)},
+          {"peak_source", peak.source}};
+}
+
+// How each figure of the breakdown is made.
+json conventions_json() {
+  return {{"bubble", "bubble_s = (pp - 1) / (micro_batches x virtual_stages) x pipeline_s"},
+          {"pipeline", "pipeline_s = per-micro-batch compute + exposed tp, pp, cp, ep and ZeRO-3 messages"},
+          {"step", "step_s = pipeline_s + bubble_s + per-step compute (optimizer) + per-step messages - hidden dp"},
+          {"overlap_tp", "hidden tp = min(tp messages in the pipeline, GEMM time)"},
+          {"overlap_dp",
+           "hidden dp = min(dp gradient reductions - the last bucket, backward compute / micro_batches) + "
+           "min(ZeRO-3 messages, pipeline compute - hidden tp)"},
+          {"mfu", "model_flops / (peak_tflops x 1e12 x step_s); model_flops = the rank's GEMM flops (2mnk, forward, "
+                  "dgrad, wgrad) + attention flops (fa2, backward 2.5x forward), no recomputation"},
+          {"tokens_per_s", "global_batch x seq / step_s"}};
+}
+
+// The breakdown's figures, each with the provenance of the ops it sums.
+json breakdown_json(const Breakdown& b, Tallies& tallies) {
   Tally compute, comm_all, all;
   for (const char* c : {"gemm", "attention", "memory"}) compute.add(tallies[c]);
   json comm = json::object();
@@ -101,47 +125,48 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   }
   all.add(compute);
   all.add(comm_all);
+  return {{"compute",
+           {{"gemm", figure(b.gemm_s, tallies["gemm"])},
+            {"attention", figure(b.attention_s, tallies["attention"])},
+            {"memory", figure(b.memory_s, tallies["memory"])},
+            {"total", figure(b.gemm_s + b.attention_s + b.memory_s, compute)},
+            {"pipeline_s", b.compute_pipeline_s},
+            {"per_step_s", b.compute_per_step_s},
+            {"backward_s", b.backward_compute_s}}},
+          {"communication", comm},
+          {"pipeline_s", b.pipeline_s},
+          {"bubble", {{"time_s", b.bubble_s}, {"fraction_of_pipeline", b.bubble_fraction}}},
+          {"step", figure(b.step_s, all)},
+          {"tokens_per_step", b.tokens_per_step},
+          {"tokens_per_s", b.tokens_per_s},
+          {"model_flops_per_step", b.model_flops},
+          {"mfu", b.mfu >= 0 ? json(b.mfu) : json(nullptr)}};
+}
+
+}  // namespace
+
+Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
+                        const PredictOptions& options) {
+  validate_schedule(options.schedule, w);
+  Prediction out;
+  std::vector<CostedOp> costed;
+  Tallies tallies;
+  const json ops = cost_ops(coster, w, costed, tallies, out.missing);
+  if (!out.missing.empty() && !options.allow_missing)
+    throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
+                       out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
+  const Peak peak = peak_of(options, calibration, to_string(w.layout.dtype));
+  out.breakdown = compute_breakdown(costed, w, options.overlap, options.schedule, peak.tflops);
   json doc;
   doc["schema_version"] = 1;
   doc["model"] = to_json(w.model);
   doc["layout"] = to_json(w.layout);
   doc["facts"] = to_json(w.facts);
   doc["notes"] = w.notes;
-  doc["policy"] = {{"overlap", to_string(options.overlap)},
-                   {"schedule", options.schedule.name},
-                   {"virtual_stages", options.schedule.name == "interleaved" ? options.schedule.virtual_stages : 1},
-                   {"ranks_per_node", options.cost.ranks_per_node},
-                   {"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
-                   {"peak_source", peak_source}};
-  doc["conventions"] = {
-      {"bubble", "bubble_s = (pp - 1) / (micro_batches x virtual_stages) x pipeline_s"},
-      {"pipeline", "pipeline_s = per-micro-batch compute + exposed tp, pp, cp, ep and ZeRO-3 messages"},
-      {"step", "step_s = pipeline_s + bubble_s + per-step compute (optimizer) + per-step messages - hidden dp"},
-      {"overlap_tp", "hidden tp = min(tp messages in the pipeline, GEMM time)"},
-      {"overlap_dp",
-       "hidden dp = min(dp gradient reductions - the last bucket, backward compute / micro_batches) + "
-       "min(ZeRO-3 messages, pipeline compute - hidden tp)"},
-      {"mfu", "model_flops / (peak_tflops x 1e12 x step_s); model_flops = the rank's GEMM flops (2mnk, forward, "
-              "dgrad, wgrad) + attention flops (fa2, backward 2.5x forward), no recomputation"},
-      {"tokens_per_s", "global_batch x seq / step_s"}};
+  doc["policy"] = policy_json(options, peak);
+  doc["conventions"] = conventions_json();
   doc["ops"] = ops;
-  doc["breakdown"] = {
-      {"compute",
-       {{"gemm", figure(b.gemm_s, tallies["gemm"])},
-        {"attention", figure(b.attention_s, tallies["attention"])},
-        {"memory", figure(b.memory_s, tallies["memory"])},
-        {"total", figure(b.gemm_s + b.attention_s + b.memory_s, compute)},
-        {"pipeline_s", b.compute_pipeline_s},
-        {"per_step_s", b.compute_per_step_s},
-        {"backward_s", b.backward_compute_s}}},
-      {"communication", comm},
-      {"pipeline_s", b.pipeline_s},
-      {"bubble", {{"time_s", b.bubble_s}, {"fraction_of_pipeline", b.bubble_fraction}}},
-      {"step", figure(b.step_s, all)},
-      {"tokens_per_step", b.tokens_per_step},
-      {"tokens_per_s", b.tokens_per_s},
-      {"model_flops_per_step", b.model_flops},
-      {"mfu", b.mfu >= 0 ? json(b.mfu) : json(nullptr)}};
+  doc["breakdown"] = breakdown_json(out.breakdown, tallies);
   doc["missing"] = out.missing;
   out.document = doc;
   return out;

@@ -115,10 +115,12 @@ class BenchWriter {
 
 std::string synthetic_gemm_point() { return "gemm/synthetic/bf16/NN/m4096/n4096/k4096/b1/hot"; }
 
-void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) {
-  fs::create_directories(dir);
-  std::mt19937 rng(o.seed);
+namespace {
 
+// Each bench's CSV in turn, from one generator: the order of the calls fixes every sample.
+
+// gemm.csv: bf16 and fp32 GEMMs, small ones less efficient.
+void write_gemm(const std::string& dir, const SyntheticOptions& o, std::mt19937& rng) {
   BenchWriter gemm(dir, "gemm", {"dtype", "compute_type", "out_dtype", "layout", "m", "n", "k", "batch", "alpha",
                                  "beta", "flops", "bytes", "tflops", "peak_tflops", "efficiency",
                                  "arith_intensity_flop_per_byte", "roofline_bound", "roofline_time_us"},
@@ -146,7 +148,10 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
                    });
         }
   gemm.write();
+}
 
+// attention.csv: FA2-convention forward passes, rising with the sequence length.
+void write_attention(const std::string& dir, const SyntheticOptions& o, std::mt19937& rng) {
   BenchWriter attention(dir, "attention", {"dtype", "layout", "pass", "batch", "heads", "kv_heads", "seq_q", "seq_kv",
                                            "head_dim", "causal", "flop_convention", "flops", "tflops",
                                            "peak_tflops", "efficiency"},
@@ -167,7 +172,10 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
                     });
     }
   attention.write();
+}
 
+// collectives.csv: alpha-beta groups within a node and across two nodes.
+void write_collectives(const std::string& dir, const SyntheticOptions& o, std::mt19937& rng) {
   BenchWriter coll(dir, "collectives", {"collective", "dtype", "op", "in_place", "root", "nranks", "nnodes",
                                         "ranks_per_node", "spans_nodes", "size_bytes", "count", "algbw_gbps",
                                         "busbw_gbps", "bus_factor", "wrong"},
@@ -195,7 +203,10 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
     }
   }
   coll.write();
+}
 
+// p2p.csv: sendrecv and d2d copy curves, and all pairs of two 2-GPU islands.
+void write_p2p(const std::string& dir, const SyntheticOptions& o, std::mt19937& rng) {
   BenchWriter p2p(dir, "p2p", {"pattern", "direction", "src_rank", "dst_rank", "src_device", "dst_device", "src_node",
                                "dst_node", "link_class", "size_bytes", "bandwidth_gbps", "wrong"},
                   o, rng);
@@ -231,8 +242,10 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
               bw_column(pair_size));
     }
   p2p.write();
+}
 
-  // bench_memory: STREAM curves with three plateaus, fma_chain, and two ops.
+// memory.csv (bench_memory): STREAM curves with three plateaus, fma_chain, and two ops.
+void write_memory(const std::string& dir, const SyntheticOptions& o, std::mt19937& rng) {
   BenchWriter mem(dir, "memory", {"kernel", "family", "dtype", "rows", "cols", "params", "elements", "array_bytes",
                                   "working_set_bytes", "bytes", "bandwidth_gbps", "tflops", "peak_tflops",
                                   "peak_source", "flops"},
@@ -269,6 +282,18 @@ void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) 
             gbps_column(bytes));
   }
   mem.write();
+}
+
+}  // namespace
+
+void write_synthetic_results(const std::string& dir, const SyntheticOptions& o) {
+  fs::create_directories(dir);
+  std::mt19937 rng(o.seed);
+  write_gemm(dir, o, rng);
+  write_attention(dir, o, rng);
+  write_collectives(dir, o, rng);
+  write_p2p(dir, o, rng);
+  write_memory(dir, o, rng);
 }
 
 }  // namespace gpucal::calibration::testing

@@ -21,6 +21,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_check  # noqa: E402
+import gpu_check_process  # noqa: E402
+import gpu_check_steps  # noqa: E402
 import skip_rule  # noqa: E402
 from gpu_check_plan import Step  # noqa: E402
 
@@ -103,7 +105,7 @@ class DeadlineTest(unittest.TestCase):
 
 class SignalTest(unittest.TestCase):
     def tearDown(self):
-        gpu_check.StopRequest.signal_name = None  # what a stopped gpu-check leaves; it exits after
+        gpu_check_process.StopRequest.signal_name = None  # what a stopped gpu-check leaves; it exits after
 
     def test_sigterm_stops_the_steps_process_group_and_keeps_what_was_done(self):
         ctx, _ = make_context()
@@ -130,7 +132,7 @@ class SignalTest(unittest.TestCase):
 
     def test_a_steps_process_has_its_own_group_in_gpu_checks_session(self):
         ctx, _ = make_context(export=False)
-        rc, _ = gpu_check.run_process(ctx, "ids", ["sh", "-c", "cat /proc/$$/stat"], 20)
+        rc, _ = gpu_check_process.run_process(ctx, "ids", ["sh", "-c", "cat /proc/$$/stat"], 20)
         self.assertEqual(rc, 0)
         with open(os.path.join(ctx.work, "ids.log")) as f:
             fields = f.read().splitlines()[-1].rsplit(")", 1)[1].split()  # state ppid pgrp session ...
@@ -192,7 +194,7 @@ class SanitizerTest(unittest.TestCase):
         os.environ["FAKE_SANITIZER_ERRORS"] = str(errors)
         ctx.env = dict(os.environ)
         step = Step(f"{tool}_k", 3, "sanitizer", 30, [tool, "k", *command], "")
-        return gpu_check.step_sanitizer(ctx, step, 30)
+        return gpu_check_steps.step_sanitizer(ctx, step, 30)
 
     def test_clean_and_dirty_runs_are_recorded(self):
         ctx, _ = make_context(export=False)
@@ -212,19 +214,19 @@ class SanitizerTest(unittest.TestCase):
             self.assertIn("RACECHECK SUMMARY", f.read())
 
     def test_summaries_are_read_and_their_absence_is_no_pass(self):
-        self.assertEqual(gpu_check.sanitizer_errors("========= ERROR SUMMARY: 0 errors\n"), 0)
-        self.assertEqual(gpu_check.sanitizer_errors("========= ERROR SUMMARY: 1 error\n"), 1)
+        self.assertEqual(gpu_check_steps.sanitizer_errors("========= ERROR SUMMARY: 0 errors\n"), 0)
+        self.assertEqual(gpu_check_steps.sanitizer_errors("========= ERROR SUMMARY: 1 error\n"), 1)
         text = ("========= RACECHECK SUMMARY: 5 hazards displayed (2 errors, 3 warnings)\n"
                 "========= ERROR SUMMARY: 0 errors\n")
-        self.assertEqual(gpu_check.sanitizer_errors(text), 2)
-        self.assertIsNone(gpu_check.sanitizer_errors("the bench crashed before the tool could summarize\n"))
+        self.assertEqual(gpu_check_steps.sanitizer_errors(text), 2)
+        self.assertIsNone(gpu_check_steps.sanitizer_errors("the bench crashed before the tool could summarize\n"))
 
     def test_no_compute_sanitizer_is_a_failure(self):
         ctx, _ = make_context(export=False)
         os.environ["PATH"] = "/nonexistent"
-        if gpu_check.find_compute_sanitizer():
+        if gpu_check_steps.find_compute_sanitizer():
             self.skipTest("a compute-sanitizer is installed at a fixed CUDA path here")
-        status, _, note = gpu_check.step_sanitizer(ctx, Step("memcheck_k", 3, "sanitizer", 30, ["memcheck", "k", "true"],
+        status, _, note = gpu_check_steps.step_sanitizer(ctx, Step("memcheck_k", 3, "sanitizer", 30, ["memcheck", "k", "true"],
                                                              ""), 30)
         self.assertEqual(status, "failed")
         self.assertIn("compute-sanitizer not found", note)
@@ -243,7 +245,7 @@ RUN_LOG = """gpucal run: suite smoke (seconds) -> /r
 
 class SuiteTest(unittest.TestCase):
     def test_each_benchs_wall_time_is_read_from_the_log(self):
-        self.assertEqual(gpu_check.suite_bench_seconds(RUN_LOG), {"bench_gemm": 12.5, "bench_attention": 3.0})
+        self.assertEqual(gpu_check_steps.suite_bench_seconds(RUN_LOG), {"bench_gemm": 12.5, "bench_attention": 3.0})
 
     def test_the_suite_step_records_durations(self):
         ctx, _ = make_context(export=False)
@@ -251,7 +253,7 @@ class SuiteTest(unittest.TestCase):
         with open(log, "w") as f:
             f.write(RUN_LOG)
         step = Step("suite_smoke", 3, "suite", 30, ["smoke", "sh", "-c", f"cat {log}; sleep 0.2"], "")
-        status, secs, note = gpu_check.step_suite(ctx, step, 30)
+        status, secs, note = gpu_check_steps.step_suite(ctx, step, 30)
         self.assertEqual(status, "ok", note)
         with open(os.path.join(ctx.out, "harness", "suites.json")) as f:
             suites = json.load(f)["suites"]
