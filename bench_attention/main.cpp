@@ -120,6 +120,16 @@ void print_list(const std::vector<AttentionProblem>& problems) {
   }
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"bench_attention --backend host --batch 1 --heads 4 --seq 128,256 --head-dim 64 --out attn.csv",
+     "the host implementation, verified against fp64"},
+    {"bench_attention --backend cuda --set llm --pass fwd,bwd --causal 0,1 --out attn.csv",
+     "cuDNN and the flash kernel on the LLM set, forward and backward"},
+    {"bench_attention --model llama3-8b --tp 2 --backend cuda --out attn.csv",
+     "the attention calls of one training step on one rank"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,6 +141,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "attention";
   spec.description = "bench_attention: fused attention (SDPA) throughput for cudnn, flash and host, verified against fp64";
+  spec.examples = kExamples;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) {
     opt.shape_flags = {

@@ -144,6 +144,16 @@ std::vector<std::unique_ptr<Op>> sweep_points(const CollOptions& opt, const std:
   return out;
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"mpirun -np 8 bench_collectives --sizes 8:4G:x2 --ranks 2,4,8 --dtype bf16 --out coll.csv",
+     "nccl-tests-style busbw over groups of 2, 4 and 8 GPUs"},
+    {"bench_collectives --threads all --collective allreduce,allgather --out coll.csv",
+     "one process, one thread per local GPU, no launcher"},
+    {"mpirun --oversubscribe -np 4 bench_collectives --backend host --sizes 8:1M:x4 --out coll.csv",
+     "MPI on host memory (CI)"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +163,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "collectives";
   spec.description = "bench_collectives: NCCL/RCCL/MPI collectives across sizes and rank counts, validated, nccl-tests busbw";
+  spec.examples = kExamples;
   spec.columns = collectives_columns();
   spec.default_timeout_s = 300;
   spec.add_options = [&](CLI::App& app) { add_options(app, opt); };

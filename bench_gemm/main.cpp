@@ -141,6 +141,16 @@ std::vector<char*> with_implied_regime(int argc, char** argv, std::string& stora
   return args;
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"bench_gemm --backend host --m 256:2048:x2 --n 1024 --k 1024 --out gemm.csv",
+     "OpenBLAS over a sweep of M, verified, one CSV row per shape"},
+    {"bench_gemm --backend cuda --dtype bf16 --set llm --layout TN --autotune 8 --out gemm.csv",
+     "the LLM shape set on cuBLASLt, the heuristic's top 8 algorithms timed"},
+    {"bench_gemm --set llm --list",
+     "print a set's shapes without running"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,6 +164,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "gemm";
   spec.description = "bench_gemm: GEMM throughput across shapes, dtypes, layouts and algorithms, verified against references";
+  spec.examples = kExamples;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) {
     auto* m = app.add_option("--m", opt.m, "rows of op(A) and D")->capture_default_str();

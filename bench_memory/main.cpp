@@ -196,6 +196,16 @@ void add_options(CLI::App& app, MemoryOptions& o) {
   app.get_option("--regime")->run_callback_for_default()->default_val("hot");
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"bench_memory --backend host --kernel stream --dtype fp32 --out stream.csv",
+     "STREAM copy/scale/add/triad per cache level"},
+    {"bench_memory --backend cuda --set llm --out mem.csv",
+     "the memory-bound ops of an LLM step (norms, softmax, AdamW, ...) on a GPU"},
+    {"bench_memory --kernel layernorm_fwd,rmsnorm_fwd --rows 4096 --cols 8192 --list",
+     "print the points and the bytes each moves"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -210,6 +220,7 @@ int main(int argc, char** argv) {
   spec.description =
       "bench_memory: STREAM bandwidth per cache level, vector FMA throughput and the memory-bound ops of a training "
       "step, verified against fp64";
+  spec.examples = kExamples;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) { add_options(app, opt); };
   spec.before_run = [&](const RunConfig& config) {

@@ -88,6 +88,16 @@ void add_options(CLI::App& app, P2pOptions& o) {
   app.get_option("--regime")->run_callback_for_default()->default_val("hot");
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"mpirun -np 2 bench_p2p --pattern sendrecv,pingpong --sizes 1:1G:x4 --out p2p.csv",
+     "bandwidth and latency between two ranks"},
+    {"bench_p2p --pattern copy --copy-direction h2d,d2h,d2d --out copy.csv",
+     "copy bandwidth of one GPU (host backend: h2h)"},
+    {"mpirun -np 8 bench_p2p --pattern pairs --sizes 64M --out pairs.csv",
+     "every ordered pair of ranks: the pair matrix in the sidecar"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +107,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "p2p";
   spec.description = "bench_p2p: point-to-point and copy bandwidth and latency, every transfer validated";
+  spec.examples = kExamples;
   spec.columns = p2p_columns();
   spec.default_timeout_s = 300;
   spec.add_options = [&](CLI::App& app) { add_options(app, opt); };

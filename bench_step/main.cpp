@@ -100,6 +100,16 @@ std::pair<std::vector<std::pair<std::string, std::string>>, std::string> step_id
   return {cells, point};
 }
 
+// Closing --help.
+const std::vector<std::pair<std::string, std::string>> kExamples = {
+    {"bench_step --model llama3-8b --tp 2 --dp 2 --scale 8 --out step.csv",
+     "one training step's operations on one rank, timed as one sequence"},
+    {"mpirun -np 4 bench_step --model-config my_model.json --tp 2 --dp 2 --out step.csv",
+     "a model of one's own, with its collectives over 4 ranks"},
+    {"gpucal predict step/ --model llama3-8b --tp 2 --dp 2 --scale 8 --measure-step",
+     "the prediction against this measurement"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,6 +118,7 @@ int main(int argc, char** argv) {
   BenchSpec spec;
   spec.bench = "step";
   spec.description = "bench_step: one training step's operations on one rank, run as one timed sequence";
+  spec.examples = kExamples;
   spec.columns = {"model", "tp", "pp", "dp", "cp", "ep", "sp", "seq", "micro_batch", "scale", "layers", "dtype",
                   "ops", "launches", "roles_run", "roles_skipped", "flops", "tflops"};
   spec.add_options = [&](CLI::App& app) { flags.add(app, ""); };

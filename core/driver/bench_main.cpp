@@ -75,8 +75,14 @@ void add_rank_options(CLI::App& app, RunConfig& config, Launch& launch, RankOpti
       ->capture_default_str();
 }
 
+std::string examples_text(const std::vector<std::pair<std::string, std::string>>& examples) {
+  std::string out = examples.empty() ? "" : "\nExamples:\n";
+  for (const auto& [command, what] : examples) out += "  " + command + "\n      " + what + "\n";
+  return out;
+}
+
 // Every option, in --help's order: the common ones, the World's, the bench's, and a footer on
-// Google Benchmark's.
+// Google Benchmark's flags and the bench's worked examples.
 void add_options(CLI::App& app, RunConfig& config, Launch& launch, RankOptionText& text,
                  const BenchSpec& spec) {
   add_common_options(app, config);
@@ -88,7 +94,8 @@ void add_options(CLI::App& app, RunConfig& config, Launch& launch, RankOptionTex
       "--benchmark_out_format=json|console|csv, --benchmark_time_unit=ns|us|ms|s, "
       "--benchmark_repetitions=N >= 1 (rows keep the point key, with a repetition column), "
       "--benchmark_min_time=S|Ss (= --min-time-per-point S) or Nx (= --min-samples N), "
-      "--benchmark_min_warmup_time=S (= --warmup-time S).");
+      "--benchmark_min_warmup_time=S (= --warmup-time S).\n" +
+      examples_text(spec.examples));
 }
 
 bool asks_for_help(int argc, char** argv) {

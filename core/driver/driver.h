@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/output/metadata.h"
@@ -24,6 +25,8 @@ class Telemetry;
 struct BenchSpec {
   std::string bench;        // gemm | attention | collectives | p2p; also the CSV `bench` cell
   std::string description;  // first line of --help
+  // Worked examples closing --help: {command, what it does}.
+  std::vector<std::pair<std::string, std::string>> examples;
   std::vector<std::string> columns;  // bench-specific CSV columns after the common ones
   std::function<void(CLI::App&)> add_options;
   // Runs after parsing and backend selection: throws UsageError for bad axes. Returning
