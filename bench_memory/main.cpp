@@ -3,7 +3,8 @@
 // Axes (the harness's range/list syntax):
 //   --kernel all|stream|vector|ops or names (copy, scale, add, triad, read, fma_chain,
 //            layernorm_fwd, ..., adamw_step)   --dtype auto|fp32,bf16,fp16
-//   --bytes 4K:256M:x2 (STREAM bytes per array; auto: 4 KiB to >= 4x the last-level cache)
+//   --bytes 4K:256M:x2 (STREAM bytes per array; auto: 4 KiB until every working set is >= 4x the
+//            last-level cache)
 //   --fma-elements (fma_chain)  --rows (tokens) --cols (hidden/ffn/vocabulary/sequence)
 //   --params (AdamW)  or --set llm|quick (fixed shapes; --list prints the points)
 //   --impl auto|host|gpucal|cudnn
@@ -79,10 +80,18 @@ std::vector<DType> dtypes_for(const MemoryOptions& o, Family f) {
   return out;
 }
 
-// STREAM's default sweep: 4 KiB to the first power of two >= 4x the last-level cache.
-std::vector<int64_t> auto_stream_bytes(int64_t llc) {
+// STREAM's default sweep: 4 KiB to the first power of two at which every selected STREAM
+// kernel's working set is at least 4x the last-level cache (read holds one array, copy and scale
+// two, add and triad three), where the memory plateau is read.
+std::vector<int64_t> auto_stream_bytes(int64_t llc, const std::vector<Kernel>& kernels) {
+  int64_t fewest_arrays = 0;
+  for (Kernel k : kernels)
+    if (const KernelDesc& d = kernel_desc(k); d.family == Family::stream) {
+      const int64_t arrays = std::max<int64_t>(1, working_set_bytes(d, Dims{1024, 0, 0}, DType::fp32) / 4096);
+      fewest_arrays = fewest_arrays ? std::min(fewest_arrays, arrays) : arrays;
+    }
   std::vector<int64_t> out;
-  const int64_t top = 4 * std::max<int64_t>(llc, int64_t{1} << 20);
+  const int64_t top = 4 * std::max<int64_t>(llc, int64_t{1} << 20) / std::max<int64_t>(fewest_arrays, 1);
   for (int64_t b = 4096;; b *= 2) {
     out.push_back(b);
     if (b >= top) break;
@@ -102,7 +111,8 @@ std::vector<MemoryPoint> points_from(const MemoryOptions& o, int64_t llc, bool h
     shapes = named_set(o.set);
   } else {
     const AxisBounds positive{.min = 1};
-    const auto bytes = o.bytes == "auto" ? auto_stream_bytes(llc) : parse_axis(o.bytes, "bytes", positive);
+    const auto bytes =
+        o.bytes == "auto" ? auto_stream_bytes(llc, kernels) : parse_axis(o.bytes, "bytes", positive);
     const auto fma = o.fma_elements == "auto" ? std::vector<int64_t>{host ? int64_t{1} << 20 : int64_t{1} << 24}
                                               : parse_axis(o.fma_elements, "fma-elements", positive);
     const auto rows = parse_axis(o.rows, "rows", positive), cols = parse_axis(o.cols, "cols", positive);
@@ -185,6 +195,33 @@ void print_list(const std::vector<MemoryPoint>& points, const std::vector<std::s
                     static_cast<long long>(working_set_bytes(p.desc(), p.dims, p.dtype)));
 }
 
+void add_memory_options(CLI::App& app, MemoryOptions& opt) {
+  app.add_option("--kernel", opt.kernel, "all, stream, vector, ops, or kernel names (list)")
+      ->capture_default_str();
+  app.add_option("--dtype", opt.dtype,
+                 "auto (fp32,bf16; fma_chain fp32,fp16,bf16) or a list of fp32, fp16, bf16")
+      ->capture_default_str();
+  opt.shape_flags = {
+      app.add_option("--bytes", opt.bytes,
+                     "STREAM bytes per array (auto: 4 KiB until every STREAM kernel's working set is >= 4x "
+                     "the last-level cache)")
+          ->capture_default_str(),
+      app.add_option("--fma-elements", opt.fma_elements,
+                     "fma_chain elements (auto: 1M on the host, 16M on GPUs)")
+          ->capture_default_str(),
+      app.add_option("--rows", opt.rows, "rows of the row ops (tokens)")->capture_default_str(),
+      app.add_option("--cols", opt.cols, "cols of the row ops (hidden, ffn, vocabulary, sequence)")
+          ->capture_default_str(),
+      app.add_option("--params", opt.params, "AdamW parameter count")->capture_default_str()};
+  app.add_option("--set", opt.set, "named shape set: llm, quick (fixes the shape axes)");
+  app.add_option("--impl", opt.impl,
+                 "auto (host: host; cuda: gpucal,cudnn; hip: gpucal) or a list of host, gpucal, cudnn")
+      ->capture_default_str();
+  app.add_flag("--list", opt.list, "print the points (key, bytes moved, working set) and exit");
+  // STREAM and the cache plateaus are back-to-back figures; --regime cold flushes before each sample.
+  app.get_option("--regime")->run_callback_for_default()->default_val("hot");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,26 +237,7 @@ int main(int argc, char** argv) {
       "bench_memory: STREAM bandwidth per cache level, vector FMA throughput and the memory-bound ops of a training "
       "step, verified against fp64";
   spec.columns = kColumns;
-  spec.add_options = [&](CLI::App& app) {
-    app.add_option("--kernel", opt.kernel, "all, stream, vector, ops, or kernel names (list)")->capture_default_str();
-    app.add_option("--dtype", opt.dtype, "auto (fp32,bf16; fma_chain fp32,fp16,bf16) or a list of fp32, fp16, bf16")
-        ->capture_default_str();
-    opt.shape_flags = {
-        app.add_option("--bytes", opt.bytes, "STREAM bytes per array (auto: 4 KiB to >= 4x the last-level cache)")
-            ->capture_default_str(),
-        app.add_option("--fma-elements", opt.fma_elements, "fma_chain elements (auto: 1M on the host, 16M on GPUs)")
-            ->capture_default_str(),
-        app.add_option("--rows", opt.rows, "rows of the row ops (tokens)")->capture_default_str(),
-        app.add_option("--cols", opt.cols, "cols of the row ops (hidden, ffn, vocabulary, sequence)")
-            ->capture_default_str(),
-        app.add_option("--params", opt.params, "AdamW parameter count")->capture_default_str()};
-    app.add_option("--set", opt.set, "named shape set: llm, quick (fixes the shape axes)");
-    app.add_option("--impl", opt.impl, "auto (host: host; cuda: gpucal,cudnn; hip: gpucal) or a list of host, gpucal, cudnn")
-        ->capture_default_str();
-    app.add_flag("--list", opt.list, "print the points (key, bytes moved, working set) and exit");
-    // STREAM and the cache plateaus are back-to-back figures; --regime cold flushes before each sample.
-    app.get_option("--regime")->run_callback_for_default()->default_val("hot");
-  };
+  spec.add_options = [&](CLI::App& app) { add_memory_options(app, opt); };
   spec.before_run = [&](const RunConfig& config) {
     // Validates every axis before a backend starts (bad input: one line, exit 2).
     const std::string backend = resolve_backend_name(config.backend, config.device);
