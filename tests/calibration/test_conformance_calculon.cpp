@@ -57,7 +57,7 @@ TEST(ConformanceCalculon, EverySectionCalculonRequiresIsThereWithItsTypes) {
   // inter-node tier holds the modelled machine (--set nodes=16), not the measured 2 nodes.
   EXPECT_EQ(s["networks"][0]["size"], testing::kGpusPerNode);
   EXPECT_EQ(s["networks"][1]["size"], 16 * testing::kGpusPerNode);
-  EXPECT_TRUE(std::filesystem::exists(dir + "/calculon/export_notes.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/calculon/NOTES.md"));
 }
 
 // Each op of a tier reproduces ITS collective's measurement at the group size asked for, within
