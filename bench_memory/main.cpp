@@ -3,7 +3,8 @@
 // Axes (the harness's range/list syntax):
 //   --kernel all|stream|vector|ops or names (copy, scale, add, triad, read, fma_chain,
 //            layernorm_fwd, ..., adamw_step)   --dtype auto|fp32,bf16,fp16
-//   --bytes 4K:256M:x2 (STREAM bytes per array; auto: 4 KiB to >= 4x the last-level cache)
+//   --bytes 4K:256M:x2 (STREAM bytes per array; auto: 4 KiB until every working set is >= 4x the
+//            last-level cache)
 //   --fma-elements (fma_chain)  --rows (tokens) --cols (hidden/ffn/vocabulary/sequence)
 //   --params (AdamW)  or --set llm|quick (fixed shapes; --list prints the points)
 //   --impl auto|host|gpucal|cudnn
@@ -81,10 +82,18 @@ std::vector<DType> dtypes_for(const MemoryOptions& o, Family f) {
   return out;
 }
 
-// STREAM's default sweep: 4 KiB to the first power of two >= 4x the last-level cache.
-std::vector<int64_t> auto_stream_bytes(int64_t llc) {
+// STREAM's default sweep: 4 KiB to the first power of two at which every selected STREAM
+// kernel's working set is at least 4x the last-level cache (read holds one array, copy and scale
+// two, add and triad three), where the memory plateau is read.
+std::vector<int64_t> auto_stream_bytes(int64_t llc, const std::vector<Kernel>& kernels) {
+  int64_t fewest_arrays = 0;
+  for (Kernel k : kernels)
+    if (const KernelDesc& d = kernel_desc(k); d.family == Family::stream) {
+      const int64_t arrays = std::max<int64_t>(1, working_set_bytes(d, Dims{1024, 0, 0}, DType::fp32) / 4096);
+      fewest_arrays = fewest_arrays ? std::min(fewest_arrays, arrays) : arrays;
+    }
   std::vector<int64_t> out;
-  const int64_t top = 4 * std::max<int64_t>(llc, int64_t{1} << 20);
+  const int64_t top = 4 * std::max<int64_t>(llc, int64_t{1} << 20) / std::max<int64_t>(fewest_arrays, 1);
   for (int64_t b = 4096;; b *= 2) {
     out.push_back(b);
     if (b >= top) break;
@@ -104,7 +113,8 @@ std::vector<MemoryPoint> points_from(const MemoryOptions& o, int64_t llc, bool h
     shapes = named_set(o.set);
   } else {
     const AxisBounds positive{.min = 1};
-    const auto bytes = o.bytes == "auto" ? auto_stream_bytes(llc) : parse_axis(o.bytes, "bytes", positive);
+    const auto bytes =
+        o.bytes == "auto" ? auto_stream_bytes(llc, kernels) : parse_axis(o.bytes, "bytes", positive);
     const auto fma = o.fma_elements == "auto" ? std::vector<int64_t>{host ? int64_t{1} << 20 : int64_t{1} << 24}
                                               : parse_axis(o.fma_elements, "fma-elements", positive);
     const auto rows = parse_axis(o.rows, "rows", positive), cols = parse_axis(o.cols, "cols", positive);
@@ -179,7 +189,7 @@ void add_options(CLI::App& app, MemoryOptions& o) {
   app.add_option("--dtype", o.dtype, "auto (fp32,bf16; fma_chain fp32,fp16,bf16) or a list of fp32, fp16, bf16")
       ->capture_default_str();
   o.shape_flags = {
-      app.add_option("--bytes", o.bytes, "STREAM bytes per array (auto: 4 KiB to >= 4x the last-level cache)")
+      app.add_option("--bytes", o.bytes, "STREAM bytes per array (auto: 4 KiB until every STREAM kernel's working set is >= 4x the last-level cache)")
           ->capture_default_str(),
       app.add_option("--fma-elements", o.fma_elements, "fma_chain elements (auto: 1M on the host, 16M on GPUs)")
           ->capture_default_str(),

@@ -23,9 +23,25 @@ void pass_on(int sig) {
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+// waitpid's status of `pid`; with `tick`, polled every 100 ms and `tick` called every second.
+int wait_for(pid_t pid, const std::function<void()>& tick) {
+  int status = 0;
+  if (!tick) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+  }
+  for (int polls = 1;; ++polls) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return status;
+    ::usleep(100 * 1000);
+    if (polls % 10 == 0) tick();
+  }
+}
 }  // namespace
 
-ChildResult run_shell_command(const std::string& command) {
+ChildResult run_shell_command(const std::string& command, const std::function<void()>& while_running) {
   sigset_t forwarded, previous_mask;
   sigemptyset(&forwarded);
   for (int sig : kForwarded) sigaddset(&forwarded, sig);
@@ -55,9 +71,7 @@ ChildResult run_shell_command(const std::string& command) {
   } else {
     g_child_group = pid;
     ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = wait_for(pid, while_running);
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);

@@ -3,6 +3,7 @@
 // in a terminal reaches gpucal's group only), so a stopped gpucal leaves no bench running and
 // the caller learns that it was asked to stop.
 #pragma once
+#include <functional>
 #include <string>
 
 namespace gpucal::calibration {
@@ -12,6 +13,8 @@ struct ChildResult {
   int signal_received = 0;  // SIGINT, SIGTERM or SIGHUP that gpucal received while it ran (0: none)
 };
 
-ChildResult run_shell_command(const std::string& command);
+// `while_running`, when given, is called about once a second until the command ends (to draw
+// progress); it must not block.
+ChildResult run_shell_command(const std::string& command, const std::function<void()>& while_running = {});
 
 }  // namespace gpucal::calibration

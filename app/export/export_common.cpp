@@ -55,11 +55,22 @@ void write_export(ExportReport& report, const std::string& out_dir,
     write_text_file(path.string(), text);
     report.files_written.push_back(path.string());
   }
-  const std::string notes = (fs::path(dir) / "export_notes.txt").string();
+  const std::string notes = (fs::path(dir) / kExportNotesFile).string();
   report.files_written.push_back(notes);
-  write_text_file(notes,
-                  "# gpucal export notes: what fills each field, converted how, and what is assumed\n" +
-                      format_export_report(report));
+  write_text_file(notes, format_export_notes(report, dir));
+}
+
+std::string format_export_notes(const ExportReport& r, const std::string& dir) {
+  std::ostringstream s;
+  s << "# " << r.consumer << " export: what fills each field, converted how, and what is assumed\n\n";
+  for (const auto& f : r.files_written)
+    if (fs::path(f).filename() != kExportNotesFile)
+      s << "- wrote `" << fs::path(f).lexically_relative(dir).string() << "`\n";
+  if (!r.assumed.empty()) s << "\n## Assumed (not measurements)\n\n";
+  for (const auto& a : r.assumed) s << "- " << a << "\n";
+  if (!r.notes.empty()) s << "\n## Where each figure comes from\n\n";
+  for (const auto& n : r.notes) s << "- " << n << "\n";
+  return s.str();
 }
 
 std::string calculon_dtype_name(const std::string& dtype) {

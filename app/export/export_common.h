@@ -28,17 +28,21 @@ struct ExportReport {
 };
 
 // target: a name of the export registry (app/export/export_registry.h) or "all". Each consumer
-// writes under out_dir/<consumer>/, with export_notes.txt (the report) beside its files.
+// writes under out_dir/<consumer>/, with NOTES.md (the report) beside its files.
 std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std::string& target,
                                     const std::string& out_dir, const ExportSettings& settings = {});
 // The report as text; with_refusals = false leaves the "missing:" lines out (the command prints
 // those on stderr).
 std::string format_export_report(const ExportReport& report, bool with_refusals = true);
 
-// Writes `files` (name relative to out_dir/<consumer>, content) and export_notes.txt when the
-// report has no refusals, and records them in files_written; writes nothing otherwise.
+// Writes `files` (name relative to out_dir/<consumer>, content) and NOTES.md when the report
+// has no refusals, and records them in files_written; writes nothing otherwise.
 void write_export(ExportReport& report, const std::string& out_dir,
                   const std::vector<std::pair<std::string, std::string>>& files);
+constexpr const char* kExportNotesFile = "NOTES.md";
+// NOTES.md's text: the files written (relative to `dir`), what is assumed, and where each figure
+// comes from.
+std::string format_export_notes(const ExportReport& report, const std::string& dir);
 
 // ---- helpers shared by the exporters ----
 

@@ -1,11 +1,14 @@
-// `gpucal run`: runs a suite's bench binaries into one results folder, then fits
-// (calibration.json), exports for every consumer (export/), plots (plots/, when Python with
-// matplotlib is there) and writes summary.md. A bench binary that is not built is reported
-// and skipped; a bench that fails is reported and the run goes on.
+// `gpucal run`: runs a suite's bench binaries into one results folder (the communication benches
+// as launch_plan.h decides: threads on this node unless given a launcher or run inside an
+// allocation), then fits (calibration.json), exports for every consumer (export/), predicts the
+// suite's model step (predict.json), plots (plots/, when Python with matplotlib is there) and
+// writes summary.md, which opens with the verdict. The terminal gets one line per bench (with
+// progress while it runs, on a terminal only) and per step, then the verdict and where
+// everything is; each tool's own output goes to logs/. A bench binary that is not built is
+// reported and skipped; a bench that fails is reported and the run goes on.
 #pragma once
 #include <ostream>
 #include <string>
-#include <vector>
 
 namespace gpucal::calibration {
 
@@ -20,14 +23,9 @@ struct RunOptions {
   bool plots = true;
 };
 
-// Returns the process exit code: 0, or 1 when a bench that exists failed.
+// Returns the process exit code: 0, or 1 when a bench that exists failed or nothing was
+// measured, 128 + the signal that stopped it. Progress lines are drawn when `log` is std::cout
+// and stdout is a terminal.
 int run_suite(const RunOptions& options, std::ostream& log);
-
-// A Python interpreter with matplotlib (/usr/bin/python3 first, then python3 on PATH), or
-// empty; `why_not` then says what was tried.
-std::string find_python_with_matplotlib(std::string& why_not);
-// plots/ folder: $GPUCAL_PLOTS_DIR, beside the binary, or the source tree's.
-std::string find_plots_dir(const std::string& gpucal_path);
-std::string shell_quote(const std::string& arg);
 
 }  // namespace gpucal::calibration

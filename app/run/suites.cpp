@@ -4,48 +4,83 @@
 
 namespace gpucal::calibration {
 
+namespace {
+
+// The README's first command: every bench, every fit and every export within about 90 s of
+// benches on a 2-core host. Collectives and p2p: 8x steps up to 256 KiB, then three sizes in the
+// bandwidth regime (>= 1 MiB), which the exporters' alpha-beta and vTrain's 1 MiB..1 GiB tables
+// start from; memory's copy sweeps past 4x the last-level cache (--bytes auto), where the device
+// bandwidth is read; attention is causal, forward and backward, at the head dim and sequence
+// lengths of the predicted model.
+Suite smoke() {
+  return {
+      .name = "smoke",
+      .purpose =
+          "about 90 s on a 2-core host: a few points per bench, enough for every fit, export and a "
+          "predicted step (the README's first command)",
+      .max_time_per_point_s = 0.05,
+      .benches = {{"gemm",
+                   {"--m", "128,512", "--n", "128,512", "--k", "128,512", "--dtype", "fp32,bf16", "--layout",
+                    "NN"}},
+                  {"attention",
+                   {"--batch", "1", "--heads", "8", "--kv-heads", "8", "--seq", "128,256", "--head-dim",
+                    "16", "--causal", "1", "--pass", "fwd,bwd"}},
+                  {"collectives",
+                   {"--sizes", "8:256K:x8,2M,8M,32M", "--ranks", "2,all", "--collective",
+                    "allreduce,allgather,reduce_scatter"},
+                   true},
+                  {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "8:256K:x8,2M,8M,32M"}, true},
+                  {"memory",
+                   {"--kernel", "copy,fma_chain,ops", "--bytes", "auto", "--dtype", "fp32", "--fma-elements",
+                    "64K", "--rows", "64", "--cols", "1024", "--params", "64K"}}},
+      .predict = {"--model", "llama3-8b", "--layers", "2", "--scale", "8", "--seq", "256", "--tp", "2",
+                  "--dp", "2", "--ranks-per-node", "4", "--quiet"},
+      .predict_label =
+          "llama3-8b cut to 2 layers at 1/8 width (hidden 512, head dim 16), sequence 256, "
+          "tp 2 x dp 2 on one node"};
+}
+
+Suite calibration() {
+  return {
+      .name = "calibration",
+      .purpose = "the full standard tables for one node (tens of minutes)",
+      .max_time_per_point_s = 2.0,
+      .benches = {{"gemm",
+                   {"--m", "256:16384:x2", "--n", "256:16384:x2", "--k", "1024,4096,16384", "--dtype",
+                    "bf16,fp16,fp32", "--layout", "NN,TN"}},
+                  {"attention",
+                   {"--batch", "1,4", "--heads", "16", "--kv-heads", "16,4", "--seq", "512:16384:x2",
+                    "--head-dim", "64,128", "--causal", "0,1", "--pass", "fwd,bwd"}},
+                  {"collectives", {"--sizes", "8:1G:x2", "--ranks", "2,all", "--collective", "all"}, true},
+                  {"p2p",
+                   {"--pattern", "sendrecv,bidir,ring,pingpong,pairs,copy", "--sizes", "8:1G:x2"},
+                   true},
+                  {"memory", {"--set", "llm"}}},
+      .predict = {"--model", "llama3-8b", "--tp", "8", "--ranks-per-node", "8", "--allow-missing", "--quiet"},
+      .predict_label = "llama3-8b, tp 8 on one node (operations no table reaches are left out and listed)"};
+}
+
+Suite nightly() {
+  return {.name = "nightly",
+          .purpose = "a fixed regression set for `gpucal compare` against a baseline (minutes)",
+          .max_time_per_point_s = 0.5,
+          .benches = {{"gemm",
+                       {"--m", "1024,4096,8192", "--n", "1024,4096,8192", "--k", "1024,4096,8192", "--dtype",
+                        "bf16", "--layout", "NN"}},
+                      {"attention",
+                       {"--batch", "2", "--heads", "16", "--kv-heads", "16", "--seq", "1024,4096",
+                        "--head-dim", "128", "--causal", "0,1", "--pass", "fwd,bwd"}},
+                      {"collectives",
+                       {"--sizes", "1K:256M:x16", "--ranks", "2,all", "--collective", "allreduce,allgather"},
+                       true},
+                      {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true},
+                      {"memory", {"--set", "quick"}}}};
+}
+
+}  // namespace
+
 const std::vector<Suite>& suites() {
-  static const std::vector<Suite> table{
-      {"smoke",
-       "seconds: a few small points per bench (ctest, the README's first command)",
-       0.05,
-       {{"gemm", {"--m", "128,512", "--n", "128,512", "--k", "128,512", "--dtype", "fp32,bf16", "--layout", "NN"}},
-        {"attention",
-         {"--batch", "1", "--heads", "4", "--kv-heads", "4", "--seq", "128,256", "--head-dim", "64", "--causal", "0",
-          "--pass", "fwd"}},
-        {"collectives",
-         {"--sizes", "8:1M:x4", "--ranks", "2,all", "--collective", "allreduce,allgather,reduce_scatter"},
-         true},
-        {"p2p", {"--pattern", "sendrecv,pingpong,pairs,copy", "--sizes", "8:1M:x4"}, true},
-        {"memory",
-         {"--bytes", "4K:16M:x16", "--dtype", "fp32", "--fma-elements", "64K", "--rows", "64", "--cols", "1024",
-          "--params", "64K"}}}},
-      {"calibration",
-       "the full standard tables for one node (tens of minutes)",
-       2.0,
-       {{"gemm",
-         {"--m", "256:16384:x2", "--n", "256:16384:x2", "--k", "1024,4096,16384", "--dtype", "bf16,fp16,fp32",
-          "--layout", "NN,TN"}},
-        {"attention",
-         {"--batch", "1,4", "--heads", "16", "--kv-heads", "16,4", "--seq", "512:16384:x2", "--head-dim", "64,128",
-          "--causal", "0,1", "--pass", "fwd,bwd"}},
-        {"collectives",
-         {"--sizes", "8:1G:x2", "--ranks", "2,all", "--collective", "all"},
-         true},
-        {"p2p", {"--pattern", "sendrecv,bidir,ring,pingpong,pairs,copy", "--sizes", "8:1G:x2"}, true},
-        {"memory", {"--set", "llm"}}}},
-      {"nightly",
-       "a fixed regression set for `gpucal compare` against a baseline (minutes)",
-       0.5,
-       {{"gemm", {"--m", "1024,4096,8192", "--n", "1024,4096,8192", "--k", "1024,4096,8192", "--dtype", "bf16",
-                  "--layout", "NN"}},
-        {"attention",
-         {"--batch", "2", "--heads", "16", "--kv-heads", "16", "--seq", "1024,4096", "--head-dim", "128", "--causal",
-          "0,1", "--pass", "fwd,bwd"}},
-        {"collectives", {"--sizes", "1K:256M:x16", "--ranks", "2,all", "--collective", "allreduce,allgather"}, true},
-        {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true},
-        {"memory", {"--set", "quick"}}}},
-  };
+  static const std::vector<Suite> table{smoke(), calibration(), nightly()};
   return table;
 }
 

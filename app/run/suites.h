@@ -10,7 +10,7 @@ namespace gpucal::calibration {
 struct BenchInvocation {
   std::string bench;              // gemm | attention | collectives | p2p | memory (binary bench_<bench>)
   std::vector<std::string> args;  // axis flags, in the benches' range syntax
-  bool distributed = false;       // prefixed with --mpirun's launcher when one is given
+  bool distributed = false;  // several ranks: threads of one process, or under a launcher (launch_plan.h)
 };
 
 struct Suite {
@@ -18,6 +18,10 @@ struct Suite {
   std::string purpose;
   double max_time_per_point_s = 0;
   std::vector<BenchInvocation> benches;
+  // `gpucal predict` arguments for the step the run predicts from its own folder (a model the
+  // suite's tables reach); empty: no prediction.
+  std::vector<std::string> predict;
+  std::string predict_label;  // the model in words, for the summary
 };
 
 const std::vector<Suite>& suites();

@@ -5,13 +5,13 @@
 // B/s), and astra-sim/system/Sys.cc initialize_sys (nlohmann::json typed reads: a null aborts).
 // The network file is parsed with yaml-cpp, the library the backend uses.
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include <set>
 
-#include "tests/calibration/conformance_calibration.h"
-#include "app/export/export_common.h"
 #include "app/export/export_registry.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -19,22 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-struct Network {
-  std::vector<std::string> topology;
-  std::vector<int> npus;
-  std::vector<double> bandwidth_gibps, latency_ns;
-};
-
-// NetworkParser::parse_network_config_yml + check_validity.
-Network parse_as_astrasim(const std::string& path) {
-  const YAML::Node yml = YAML::LoadFile(path);
-  Network n;
-  n.topology = yml["topology"].as<std::vector<std::string>>();
-  n.npus = yml["npus_count"].as<std::vector<int>>();
-  n.bandwidth_gibps = yml["bandwidth"].as<std::vector<double>>();
-  n.latency_ns = yml["latency"].as<std::vector<double>>();
-  return n;
-}
+using testing::AstraSimNetwork;
+using testing::parse_as_astrasim;
 
 std::vector<std::string> astrasim_settings() {
   return {"nodes=16"};
@@ -45,15 +31,9 @@ TEST(ConformanceAstraSim, NetworkYamlParsesAsTheBackendReadsIt) {
   const ExportReport r =
       export_with("astrasim", testing::conformance_calibration(), ExportSettings::parse(astrasim_settings()), dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
-  const Network n = parse_as_astrasim(dir + "/astrasim/network.yml");
+  const AstraSimNetwork n = parse_as_astrasim(dir + "/astrasim/network.yml");
+  testing::expect_astrasim_network(n);
   ASSERT_EQ(n.topology.size(), 2u);
-  EXPECT_EQ(n.npus.size(), n.topology.size());
-  EXPECT_EQ(n.bandwidth_gibps.size(), n.topology.size());
-  EXPECT_EQ(n.latency_ns.size(), n.topology.size());
-  for (const auto& t : n.topology) EXPECT_TRUE(t == "Ring" || t == "Switch" || t == "FullyConnected") << t;
-  for (int c : n.npus) EXPECT_GT(c, 1);
-  for (double b : n.bandwidth_gibps) EXPECT_GT(b, 0);
-  for (double l : n.latency_ns) EXPECT_GE(l, 0);
   EXPECT_EQ(n.npus[0], testing::kGpusPerNode);
   EXPECT_EQ(n.npus[1], 16);  // the modelled machine's nodes (--set nodes), not the measured 2
 }
@@ -65,23 +45,7 @@ TEST(ConformanceAstraSim, SystemJsonReadsWithTheTypesSysCcAssigns) {
   ASSERT_TRUE(r.ok());
   const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
   const std::size_t dims = parse_as_astrasim(dir + "/astrasim/network.yml").topology.size();
-  // Sys::initialize_sys assigns these to typed variables (string / vector<string> / int / double).
-  EXPECT_TRUE(
-      std::set<std::string>({"LIFO", "FIFO", "EXPLICIT"}).count(j["scheduling-policy"].get<std::string>()));
-  for (const char* key : {"all-reduce-implementation", "all-gather-implementation",
-                          "reduce-scatter-implementation", "all-to-all-implementation"}) {
-    const auto impls = j[key].get<std::vector<std::string>>();
-    EXPECT_EQ(impls.size(), dims) << key;
-    for (const auto& impl : impls) EXPECT_EQ(impl, "ring") << key;
-  }
-  EXPECT_TRUE(j["collective-optimization"] == "baseline" || j["collective-optimization"] == "localBWAware");
-  for (const char* key : {"active-chunks-per-dimension", "endpoint-delay", "preferred-dataset-splits",
-                          "roofline-enabled", "boost-mode"})
-    EXPECT_TRUE(j[key].is_number_integer()) << key;
-  for (const char* key : {"peak-perf", "local-mem-bw"}) {
-    ASSERT_TRUE(j[key].is_number()) << key << " = " << j[key].dump();  // a null aborts: type must be number
-    EXPECT_GT(j[key].get<double>(), 0);
-  }
+  testing::expect_astrasim_system(j, dims);
   EXPECT_DOUBLE_EQ(j["local-mem-bw"].get<double>(), testing::kCopyGbps);  // GB/s (x 1e9 in Sys.cc)
   // peak-perf (TFLOP/s, x 1e12): the reference GEMM's achieved rate, so the roofline's compute
   // time of that GEMM is ours.
@@ -92,7 +56,8 @@ TEST(ConformanceAstraSim, SystemJsonReadsWithTheTypesSysCcAssigns) {
 // as checked against its output: per dimension d, 2(n_d-1) messages of the remaining data / n_d,
 // each 2 hops x latency_d + bytes / (bandwidth_d x 2^30); dimension 1 handles S / n0; each NPU
 // reduces (n-1)/n·S bytes at 3 passes of local-mem-bw (x 1e9).
-double astrasim_allreduce_ns(const Network& net, double local_mem_gbps, double size, std::size_t dims) {
+double astrasim_allreduce_ns(const AstraSimNetwork& net, double local_mem_gbps, double size,
+                             std::size_t dims) {
   double t = 0, data = size, n = 1;
   for (std::size_t d = 0; d < dims; ++d) {
     const double nd = net.npus[d];
@@ -109,7 +74,7 @@ TEST(ConformanceAstraSim, SimulatedAllreduceIsOursWithinAndAcrossNodes) {
   const std::string dir = testing::fresh_temp_dir();
   const ExportReport r = export_with("astrasim", testing::conformance_calibration(), {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
-  Network net = parse_as_astrasim(dir + "/astrasim/network.yml");
+  AstraSimNetwork net = parse_as_astrasim(dir + "/astrasim/network.yml");
   const json j = json::parse(testing::read_text(dir + "/astrasim/system.json"));
   const double mem = j["local-mem-bw"];
   ASSERT_EQ(net.npus[1], 2);  // the measured nodes without --set nodes

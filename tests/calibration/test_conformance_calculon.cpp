@@ -6,9 +6,10 @@
 #include <cmath>
 #include <set>
 
-#include "tests/calibration/conformance_calibration.h"
-#include "app/export/export_common.h"
 #include "app/export/export_registry.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -33,44 +34,6 @@ Export export_calculon_of(const json& calibration, const std::vector<std::string
   return e;
 }
 
-// processor.py: {dtype: {tflops, gflops_efficiency}}, thresholds strictly descending, 0 < eff <= 1;
-// efficiency() asserts some threshold <= op flops, so the last one is 0.
-void expect_processor(const json& p, const char* what) {
-  ASSERT_TRUE(p.is_object() && !p.empty()) << what;
-  for (const auto& [dtype, entry] : p.items()) {
-    EXPECT_TRUE(std::set<std::string>({"float8", "float16", "float32", "bfloat16"}).count(dtype)) << dtype;
-    ASSERT_TRUE(entry["tflops"].is_number()) << what << "." << dtype;
-    EXPECT_GT(entry["tflops"].get<double>(), 0);
-    const json& table = entry["gflops_efficiency"];
-    ASSERT_TRUE(table.is_array() && !table.empty()) << what;
-    for (std::size_t i = 0; i < table.size(); ++i) {
-      ASSERT_TRUE(table[i].is_array() && table[i].size() == 2 && table[i][0].is_number() &&
-                  table[i][1].is_number());
-      EXPECT_GT(table[i][1].get<double>(), 0.0);
-      EXPECT_LE(table[i][1].get<double>(), 1.0);
-      if (i) EXPECT_LT(table[i][0].get<double>(), table[i - 1][0].get<double>());
-    }
-    EXPECT_EQ(table.back()[0].get<double>(), 0.0);
-  }
-}
-
-// memory.py: GiB, GBps (x 1e9), MB_efficiency [[MB (x 1e6), eff]] with 0 < eff <= 1, covering 0 bytes.
-void expect_memory(const json& m, const char* what) {
-  ASSERT_TRUE(m.is_object()) << what;
-  for (const char* key : {"GiB", "GBps"}) {
-    ASSERT_TRUE(m[key].is_number()) << what << "." << key;
-    EXPECT_GT(m[key].get<double>(), 0) << what << "." << key;  // mem2.GBps divides every offload time
-  }
-  const json& table = m["MB_efficiency"];
-  ASSERT_TRUE(table.is_array() && !table.empty());
-  for (const json& row : table) {
-    ASSERT_TRUE(row.is_array() && row.size() == 2 && row[0].is_number() && row[1].is_number());
-    EXPECT_GT(row[1].get<double>(), 0.0);
-    EXPECT_LE(row[1].get<double>(), 1.0);
-  }
-  EXPECT_EQ(table.back()[0].get<double>(), 0.0);
-}
-
 // network.py Network.time: latency + scalar·S·(1 + offset/n) / (bandwidth·1e9·efficiency), in s.
 double calculon_time_s(const json& net, const std::string& op, double size_bytes, int n) {
   const double scalar = net["ops"][op][0].get<double>();
@@ -81,46 +44,13 @@ double calculon_time_s(const json& net, const std::string& op, double size_bytes
          bytes / (net["bandwidth"].get<double>() * 1e9 * net["efficiency"].get<double>());
 }
 
-void expect_network_keys(const json& net) {
-  // network.py: assert Network.kKeys == set(cfg.keys())
-  std::set<std::string> keys;
-  for (const auto& [k, v] : net.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"bandwidth", "efficiency", "size", "latency", "ops",
-                                         "must_be_filled", "processor_usage"}));
-  EXPECT_GT(net["bandwidth"].get<double>(), 0);
-  EXPECT_GT(net["efficiency"].get<double>(), 0);
-  EXPECT_LE(net["efficiency"].get<double>(), 1);
-  EXPECT_TRUE(net["size"].is_number_integer());
-  EXPECT_TRUE(net["latency"].is_number());
-  EXPECT_TRUE(net["must_be_filled"].is_boolean());
-  EXPECT_GE(net["processor_usage"].get<double>(), 0);
-  EXPECT_LT(net["processor_usage"].get<double>(), 1);
-  std::set<std::string> ops;
-  for (const auto& [op, v] : net["ops"].items()) {
-    ops.insert(op);
-    ASSERT_TRUE(v.is_array() && v.size() == 2) << op;
-    EXPECT_GT(v[0].get<double>(), 0) << op;
-    if (op == "p2p")
-      EXPECT_TRUE(v[1].is_null()) << "p2p takes no offset";
-    else
-      EXPECT_TRUE(v[1].is_number()) << op << " needs an offset";
-  }
-  EXPECT_EQ(ops, (std::set<std::string>{"p2p", "reduce_scatter", "all_gather", "all_reduce"}));
-}
-
 TEST(ConformanceCalculon, EverySectionCalculonRequiresIsThereWithItsTypes) {
   const std::string dir = testing::fresh_temp_dir();
   const Export e = export_calculon_of(conformance_calibration(), conformance_settings(), dir);
   ASSERT_TRUE(e.report.ok()) << format_export_report(e.report);
   const json& s = e.system;
-  expect_processor(s["matrix"], "matrix");
-  expect_processor(s["vector"], "vector");
-  for (const auto& [dtype, v] : s["matrix"].items()) EXPECT_TRUE(s["vector"].contains(dtype)) << dtype;
-  expect_memory(s["mem1"], "mem1");
-  expect_memory(s["mem2"], "mem2");
-  EXPECT_TRUE(s["processing_mode"] == "roofline" || s["processing_mode"] == "no_overlap");
+  testing::expect_calculon_system(s);
   ASSERT_EQ(s["networks"].size(), 2u);
-  for (const json& net : s["networks"]) expect_network_keys(net);
   EXPECT_EQ(s["mem1"]["GBps"].get<double>(), testing::kCopyGbps);
   EXPECT_EQ(s["mem1"]["GiB"].get<double>(), testing::kDeviceMemoryGiB);
   EXPECT_EQ(s["mem2"]["GBps"].get<double>(), 50.0);
@@ -128,7 +58,7 @@ TEST(ConformanceCalculon, EverySectionCalculonRequiresIsThereWithItsTypes) {
   // inter-node tier holds the modelled machine (--set nodes=16), not the measured 2 nodes.
   EXPECT_EQ(s["networks"][0]["size"], testing::kGpusPerNode);
   EXPECT_EQ(s["networks"][1]["size"], 16 * testing::kGpusPerNode);
-  EXPECT_TRUE(std::filesystem::exists(dir + "/calculon/export_notes.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/calculon/NOTES.md"));
 }
 
 // Each op of a tier reproduces ITS collective's measurement at the group size asked for, within
@@ -239,7 +169,7 @@ TEST(ConformanceCalculon, OneNodeRunWritesOneTierOfTheNodesSize) {
   const Export e = export_calculon_of(conformance_calibration(false), conformance_settings(), dir);
   ASSERT_TRUE(e.report.ok()) << format_export_report(e.report);
   ASSERT_EQ(e.system["networks"].size(), 1u);
-  expect_network_keys(e.system["networks"][0]);
+  testing::expect_calculon_network(e.system["networks"][0]);
   EXPECT_EQ(e.system["networks"][0]["size"], testing::kGpusPerNode);
 }
 

@@ -4,9 +4,10 @@
 // nvlink_size). The tool itself cannot run in CI.
 #include <gtest/gtest.h>
 
-#include "tests/calibration/conformance_calibration.h"
-#include "app/export/export_common.h"
 #include "app/export/export_registry.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -49,18 +50,7 @@ TEST(ConformanceNersc, EveryKeyTheToolReadsIsANumberInItsUnits) {
   ExportReport r;
   const json s = export_nersc_of(conformance_calibration(), nersc_settings(), dir, &r);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
-  // The keys of the tool's systems/config-*.json that its code reads (vector_flops_fp32 is never read).
-  for (const char* key :
-       {"matrix_flops_fp16", "vector_flops_fp16", "hbm_bandwidth", "hbm_capacity", "nvlink_bandwidth",
-        "nvlink_eff", "nvlink_latency", "ib_bandwidth", "ib_eff", "ib_latency", "nvlink_size", "nic_factor",
-        "summa_nb", "element_size", "mask_element_size", "flops_units"}) {
-    ASSERT_TRUE(s.contains(key)) << key;
-    EXPECT_TRUE(s[key].is_number()) << key << " = " << s[key].dump();
-  }
-  EXPECT_TRUE(s["empirical"].is_boolean());
-  EXPECT_EQ(s["empirical"], false);  // true makes __init__ open a file the tool does not ship
-  EXPECT_TRUE(s["nvlink_size"].is_number_integer());
-  EXPECT_TRUE(s["summa_nb"].is_number_integer());
+  testing::expect_nersc_system(s);
   EXPECT_EQ(s["nvlink_size"], testing::kGpusPerNode);
   EXPECT_DOUBLE_EQ(s["element_size"].get<double>(), 2e-9);  // bf16 GEMMs: 2 bytes, in GB
   EXPECT_DOUBLE_EQ(s["flops_units"].get<double>(), 1e-12);  // flops in TFLOP <-> TFLOP/s rates

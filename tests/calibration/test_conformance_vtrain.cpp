@@ -7,9 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "tests/calibration/conformance_calibration.h"
-#include "app/export/export_common.h"
 #include "app/export/export_registry.h"
+#include "app/export/export_common.h"
+#include "tests/calibration/conformance_calibration.h"
+#include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
 
 namespace gpucal::calibration {
@@ -18,64 +19,21 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// get_allreduce_LUT's reading of one file: {size // 2^20: (int time ns, float busbw)}.
-struct Lut {
-  std::map<long long, std::pair<long long, double>> rows;
-};
-
-Lut read_lut_as_vtrain_does(const std::string& path) {
-  std::istringstream in(testing::read_text(path));
-  std::string line;
-  std::getline(in, line);  // readlines()[1:]
-  Lut lut;
-  while (std::getline(in, line)) {
-    std::vector<std::string> info;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) info.push_back(cell);
-    EXPECT_GE(info.size(), 3u) << line;
-    // int(info[0]) and int(info[-2]): plain integers, nothing like "5760538.5"
-    for (const std::string* cell : {&info[0], &info[info.size() - 2]}) {
-      EXPECT_FALSE(cell->empty());
-      EXPECT_EQ(cell->find_first_not_of("0123456789"), std::string::npos) << "not an int: " << *cell;
-    }
-    lut.rows[std::stoll(info[0]) / 1024 / 1024] = {std::stoll(info[info.size() - 2]), std::stod(info.back())};
-  }
-  return lut;
-}
-
 TEST(ConformanceVTrain, LutFilesAreWhereAndHowTheLoaderReadsThem) {
   const std::string dir = testing::fresh_temp_dir();
   const ExportReport r = export_with("vtrain", testing::conformance_calibration(), {}, dir);
   ASSERT_TRUE(r.ok()) << format_export_report(r);
-  // base_dir = trace_path / gpu_name.lower(); files ending in "_LUT"; GPU count = split("_")[1][3:]
   const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
-  std::string gpu = config["gpu_name"];
-  std::string lowered = gpu;
-  std::transform(lowered.begin(), lowered.end(), lowered.begin(), ::tolower);
-  EXPECT_EQ(gpu, lowered);
-  const fs::path base = fs::path(config["trace_path"].get<std::string>()) / lowered;
-  ASSERT_TRUE(fs::is_directory(base)) << base;
   std::set<int> gpu_counts;
-  for (const auto& entry : fs::directory_iterator(base)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() < 4 || name.substr(name.size() - 4) != "_LUT") continue;
-    const std::string field =
-        name.substr(name.find('_') + 1, name.find('_', name.find('_') + 1) - name.find('_') - 1);
-    ASSERT_EQ(field.rfind("GPU", 0), 0u) << name;
-    const int n = std::stoi(field.substr(3));
+  for (const auto& [n, lut] : testing::read_vtrain_tables(config)) {
     gpu_counts.insert(n);
-    const Lut lut = read_lut_as_vtrain_does(entry.path().string());
-    // compute_comm_time looks up round(size / 2^20) and falls back on the 1024 MiB row.
-    ASSERT_EQ(lut.rows.size(), 1024u) << name;
-    EXPECT_EQ(lut.rows.begin()->first, 1);
-    EXPECT_EQ(lut.rows.rbegin()->first, 1024);
     for (long long mib : {1LL, 100LL, 1024LL}) {
       const double size = mib * 1048576.0;
       const auto [time_ns, busbw] = lut.rows.at(mib);
       // A count beyond a node is the inter-node group's (vTrain keys tables by GPU count only).
       const bool across = n > testing::kGpusPerNode;
       EXPECT_NEAR(time_ns / (testing::truth_time_us("allreduce", n, across, size) * 1e3), 1.0, 0.01)
-          << name << mib;
+          << n << " GPUs, " << mib << " MiB";
       EXPECT_NEAR(busbw, size * testing::bus_factor("allreduce", n) / time_ns, 0.01);  // GB/s, S·2(n-1)/n / t
     }
   }
@@ -102,28 +60,7 @@ TEST(ConformanceVTrain, SystemConfigKeysAreVTrainConfigArgumentsInItsUnits) {
   const std::string dir = testing::fresh_temp_dir();
   ASSERT_TRUE(export_with("vtrain", testing::conformance_calibration(), {}, dir).ok());
   const json config = json::parse(testing::read_text(dir + "/vtrain/system_config.json"));
-  const std::set<std::string> arguments{"num_gpus",
-                                        "tensor_parallel_size",
-                                        "data_parallel_size",
-                                        "pipeline_parallel_size",
-                                        "gpu_name",
-                                        "global_batch_size",
-                                        "micro_batch_size",
-                                        "model_arch",
-                                        "num_layers",
-                                        "hidden_size",
-                                        "num_attention_heads",
-                                        "max_length",
-                                        "vocab_size",
-                                        "use_gradient_bucket",
-                                        "use_checkpoint",
-                                        "ddp_bucket_size",
-                                        "inter_node_bandwidth",
-                                        "intra_node_bandwidth",
-                                        "pipeline_scheduling",
-                                        "node_size",
-                                        "trace_path"};
-  for (const auto& [key, value] : config.items()) EXPECT_TRUE(arguments.count(key)) << key;
+  testing::expect_vtrain_config_keys(config);
   EXPECT_EQ(config["node_size"], testing::kGpusPerNode);
   // compute_comm_time's fallback: size / (intra_node_bandwidth·2^30)·2(n-1)/n s.
   const double busbw = testing::comm_truth("allreduce", 8, false).busbw_gbps;
@@ -152,7 +89,8 @@ TEST(ConformanceVTrain, ExtrapolatesFromTheBandwidthRegimeAndRefusesWithoutOne) 
   bool noted = false;
   for (const auto& n : r.notes) noted |= n.find("896 EXTRAPOLATED") != std::string::npos;
   EXPECT_TRUE(noted) << format_export_report(r);
-  const Lut lut = read_lut_as_vtrain_does(dir + "/vtrain/nvidia_h100_80gb_hbm3/AR_GPU8_1M_1024M_LUT");
+  const testing::VTrainLut lut =
+      testing::read_lut_as_vtrain_does(dir + "/vtrain/nvidia_h100_80gb_hbm3/AR_GPU8_1M_1024M_LUT");
   EXPECT_NEAR(lut.rows.at(1024).first / (testing::truth_time_us("allreduce", 8, false, 1073741824.0) * 1e3),
               1.0, 0.01);
 

@@ -230,7 +230,7 @@ TEST(Export, SyntheticResultsFolderExportsEveryConsumerWithSettings) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/nersc/system.json"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/astrasim/network.yml"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/synthetic_gpu/AR_GPU4_1M_1024M_LUT"));
-  EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/export_notes.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/NOTES.md"));
 }
 
 }  // namespace

@@ -112,21 +112,29 @@ TEST(GpucalCli, RunSkipsBenchesThatAreNotBuiltAndRunsTheOnesThatAre) {
   EXPECT_EQ(gpucal("run --suite smoke --backend host --bin-dir " + dir + "/bin --out " + dir + "/res --no-plots", out, dir),
             0)
       << out;
-  EXPECT_NE(out.find("bench_p2p: not built, skipped"), std::string::npos) << out;
+  EXPECT_NE(out.find("  p2p          not built: no bench_p2p in " + dir + "/bin\n"), std::string::npos)
+      << out;
   const std::string args = testing::read_text(dir + "/args.txt");
   EXPECT_NE(args.find("--backend host --out " + dir + "/res/gemm.csv --quiet --max-time-per-point"), std::string::npos)
       << args;
   EXPECT_NE(args.find("--m 128,512"), std::string::npos) << args;
   EXPECT_TRUE(std::filesystem::exists(dir + "/res/calibration.json"));
   const std::string summary = testing::read_text(dir + "/res/summary.md");
-  EXPECT_NE(summary.find("- calculon: refused"), std::string::npos) << summary;  // no networks measured
+  EXPECT_NE(summary.find("### calculon: refused, nothing written"), std::string::npos)
+      << summary;  // no networks measured
+  EXPECT_EQ(summary.rfind("# gpucal run: suite `smoke`", 0), 0) << summary;
+  EXPECT_NE(summary.find("## Verdict\n\n- benches: 1 of 5 ok; attention not built"), std::string::npos)
+      << summary;
   // Each bench's wall time (the stand-in sleeps 0.3 s), in the log and the summary; '-' for one that did not run.
   std::smatch took;
-  ASSERT_TRUE(std::regex_search(summary, took, std::regex(R"(\| gemm \| ok \| ([0-9.]+) s \|)"))) << summary;
+  ASSERT_TRUE(std::regex_search(summary, took,
+                                std::regex(R"(\| gemm \| ok \| [0-9]+ \([0-9]+ ok\) \| ([0-9.]+) s \|)")))
+      << summary;
   EXPECT_GE(std::stod(took[1]), 0.3) << summary;
   EXPECT_LT(std::stod(took[1]), 30.0) << summary;
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n    ok in [0-9.]+ s\n)"))) << out;
-  EXPECT_NE(summary.find("| p2p | not built | - |"), std::string::npos) << summary;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n  gemm +ok +[0-9]+ points.*  [0-9.]+ s\n)"))) << out;
+  EXPECT_NE(summary.find("| p2p | not built: no bench_p2p in " + dir + "/bin | - | - |"), std::string::npos)
+      << summary;
   EXPECT_NE(summary.find("The benches took "), std::string::npos) << summary;
 }
 
@@ -151,7 +159,9 @@ TEST(GpucalCli, RunPassesThreadsToTheCommunicationBenchesInsteadOfALauncher) {
     const std::string args = testing::read_text(dir + "/" + bench + ".args");
     EXPECT_NE(args.find(" --threads 4"), std::string::npos) << bench << ": " << args;
   }
-  EXPECT_NE(out.find("bench_gemm: not built, skipped"), std::string::npos) << out;
+  EXPECT_NE(out.find("  gemm         not built"), std::string::npos) << out;
+  EXPECT_NE(out.find("collectives and p2p: 4 rank threads in one process (--threads)"), std::string::npos)
+      << out;
   EXPECT_EQ(out.find("mpirun"), std::string::npos) << out;
   // One or the other: a launcher prefix and --threads together is bad input.
   EXPECT_EQ(gpucal("run --suite smoke --threads 2 --mpirun mpirun --out " + dir + "/o", out, dir), 2) << out;

@@ -1,0 +1,57 @@
+// What one `gpucal run` did, gathered as it goes, for summary.md and the closing lines on the
+// terminal (verdict.h, summary.h).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/export/export_common.h"
+#include "app/run/stand_ins.h"
+#include "app/run/suites.h"
+
+namespace gpucal::calibration {
+
+struct BenchOutcome {
+  std::string bench, command;
+  std::string status;         // ok | failed (exit N) | not built | skipped
+  std::string detail;         // why it failed or was skipped; empty when ok
+  double seconds = -1;        // the bench's wall time; < 0: it did not run
+  int rows = 0, ok_rows = 0;  // points written, and those measured (status ok)
+  bool ok() const { return status == "ok"; }
+};
+
+struct PredictOutcome {
+  std::string command;
+  std::string path;       // predict.json when written
+  std::string why_not;    // why no step was predicted
+  nlohmann::json result;  // predict.json's content
+};
+
+struct RunRecord {
+  const Suite* suite = nullptr;
+  std::string out_dir, backend_requested;
+  std::string launch;      // what started the communication benches
+  std::string stopped_by;  // SIGINT, ...; empty: ran to the end
+  std::vector<BenchOutcome> benches;
+  nlohmann::json calibration;  // null when nothing was fitted
+  std::string fit_error;
+  std::vector<ExportReport> exports;
+  std::string export_error;
+  std::vector<StandIn> stand_ins;
+  PredictOutcome predict;
+  std::string plots;  // what happened to the plots, in words
+  int plot_files = 0;
+
+  // The device the benches ran on, from the first sidecar naming one ("host", "cuda", "hip" and
+  // its name); empty when no bench wrote a sidecar.
+  std::string device_field(const std::string& field) const {
+    if (!calibration.is_object() || !calibration.contains("run_metadata")) return "";
+    for (const auto& [bench, sidecar] : calibration["run_metadata"].items())
+      if (sidecar.is_object() && sidecar.contains("device") && sidecar["device"].is_object() &&
+          sidecar["device"].value(field, nlohmann::json()).is_string())
+        return sidecar["device"][field].get<std::string>();
+    return "";
+  }
+};
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,174 @@
+#include "app/run/run_steps.h"
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/common/calibration_json.h"
+#include "app/common/results_dir.h"
+#include "app/export/export_figures.h"
+#include "app/run/bench_runner.h"
+#include "app/run/verdict.h"
+#include "core/output/file_io.h"
+
+#ifndef GPUCAL_SOURCE_PLOTS_DIR
+#define GPUCAL_SOURCE_PLOTS_DIR ""
+#endif
+
+namespace gpucal::calibration {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+int exit_status(int system_result) {
+  if (system_result == -1) return 127;
+  return WIFEXITED(system_result) ? WEXITSTATUS(system_result) : 128 + WTERMSIG(system_result);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string last_line(const std::string& path) {
+  std::istringstream lines(read_text(path));
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+std::string step_label(const std::string& name) {
+  return "  " + name + std::string(13 - name.size(), ' ');
+}
+
+}  // namespace
+
+void fit_step(RunRecord& r, std::ostream& log) {
+  try {
+    const ResultsDir results = load_results_dir(r.out_dir);
+    r.calibration = build_calibration(results);
+    write_json_file(r.calibration, (fs::path(r.out_dir) / "calibration.json").string());
+    const json& comm = member(r.calibration, "communication");
+    std::ostringstream line;
+    line << step_label("fit") << "calibration.json: " << member(comm, "collectives").size()
+         << " collective and " << member(comm, "p2p").size() << " p2p groups";
+    for (const auto& [dtype, t] : member(member(r.calibration, "compute"), "gemm").items())
+      line << ", GEMM " << dtype;
+    if (const auto bw = memory_bandwidth_gbps(r.calibration, ExportSettings{}))
+      line << ", memory " << format_number(std::round(bw->value * 10) / 10) << " GB/s";
+    log << line.str() << "\n";
+  } catch (const std::exception& e) {
+    r.fit_error = e.what();
+    log << step_label("fit") << "nothing to fit: " << e.what() << "\n";
+  }
+}
+
+void export_step(RunRecord& r, std::ostream& log) {
+  const std::string p2p_csv = (fs::path(r.out_dir) / "p2p.csv").string();
+  r.stand_ins = stand_ins_for(r.calibration, p2p_csv, read_text("/proc/meminfo"));
+  const std::string dir = (fs::path(r.out_dir) / "export").string();
+  std::string written, refused;
+  try {
+    for (const std::string& target : export_targets()) {
+      ExportReport report = export_to(r.calibration, target, dir, settings_for(r.stand_ins, target)).front();
+      if (report.ok()) {
+        // NOTES.md names each --set value; say where the run's came from.
+        const std::string notes = (fs::path(dir) / target / kExportNotesFile).string();
+        std::string text = read_text(notes);
+        const auto lines = stand_in_lines(r.stand_ins, target);
+        if (!lines.empty()) text += "\n## Supplied by gpucal run (not measured by this run)\n\n";
+        for (const auto& l : lines) text += "- " + l + "\n";
+        write_text_file(notes, text);
+      }
+      if (report.ok())
+        written += (written.empty() ? "" : ", ") + target;
+      else
+        refused += "; " + target + " refused (" + report.refused.front() + ")";
+      r.exports.push_back(std::move(report));
+    }
+  } catch (const std::exception& e) {
+    r.export_error = e.what();
+    log << step_label("exports") << "failed: " << e.what() << "\n";
+    return;
+  }
+  int ok = 0;
+  for (const auto& e : r.exports) ok += e.ok();
+  log << step_label("exports") << ok << " of " << r.exports.size() << " written"
+      << (written.empty() ? "" : ": " + written) << refused
+      << (ok ? " (export/<tool>/NOTES.md: what fills each field)" : "") << "\n";
+}
+
+void predict_step(RunRecord& r, const RunOptions& o, std::ostream& log) {
+  if (r.suite->predict.empty()) return;
+  const std::string out = (fs::path(r.out_dir) / "predict.json").string();
+  const std::string plog = (fs::path(r.out_dir) / "logs" / "predict.log").string();
+  std::string cmd = shell_quote(gpucal_executable(o.gpucal_path)) + " predict " + shell_quote(r.out_dir);
+  for (const auto& a : r.suite->predict) cmd += " " + shell_quote(a);
+  cmd += " --out " + shell_quote(out);
+  r.predict.command = cmd;
+  const int status = exit_status(std::system((cmd + " </dev/null >" + shell_quote(plog) + " 2>&1").c_str()));
+  if (status == 0 && fs::exists(out)) {
+    r.predict.path = out;
+    r.predict.result = json::parse(read_text(out));
+    const json& b = r.predict.result["breakdown"];
+    std::ostringstream line;
+    line << step_label("predict") << "step " << duration(b["step"]["time_s"].get<double>()) << ", "
+         << number(b["tokens_per_s"].get<double>()) << " tokens/s (predict.json)";
+    log << line.str() << "\n";
+  } else {
+    r.predict.why_not = "gpucal predict exited " + std::to_string(status) + ": " + last_line(plog);
+    log << step_label("predict") << "no step predicted: " << r.predict.why_not << "\n";
+  }
+}
+
+std::string find_python_with_matplotlib(std::string& why_not) {
+  for (const char* python : {"/usr/bin/python3", "python3"}) {
+    const std::string probe = std::string(python) + " -c 'import matplotlib' >/dev/null 2>&1";
+    if (exit_status(std::system(probe.c_str())) == 0) return python;
+  }
+  why_not = "neither /usr/bin/python3 nor python3 on PATH can import matplotlib";
+  return "";
+}
+
+std::string find_plots_dir(const std::string& gpucal_path) {
+  if (const char* env = std::getenv("GPUCAL_PLOTS_DIR"); env && *env) return env;
+  const fs::path beside = fs::path(gpucal_executable(gpucal_path)).parent_path() / "plots";
+  if (fs::exists(beside / "plot_results.py")) return beside.string();
+  return GPUCAL_SOURCE_PLOTS_DIR;
+}
+
+void plots_step(RunRecord& r, const RunOptions& o, std::ostream& log) {
+  std::string why_not;
+  const std::string python = o.plots ? find_python_with_matplotlib(why_not) : "";
+  if (!o.plots) {
+    r.plots = "skipped (--no-plots)";
+  } else if (python.empty()) {
+    r.plots = "skipped: " + why_not;
+  } else if (r.calibration.is_null()) {
+    r.plots = "skipped: no results";
+  } else {
+    const std::string dir = (fs::path(r.out_dir) / "plots").string();
+    const std::string script = (fs::path(find_plots_dir(o.gpucal_path)) / "plot_results.py").string();
+    const std::string plog = (fs::path(r.out_dir) / "logs" / "plots.log").string();
+    const int status =
+        exit_status(std::system((python + " " + shell_quote(script) + " " + shell_quote(r.out_dir) + " -o " +
+                                 shell_quote(dir) + " </dev/null >" + shell_quote(plog) + " 2>&1")
+                                    .c_str()));
+    if (fs::is_directory(dir))
+      for (const auto& f : fs::directory_iterator(dir)) r.plot_files += f.path().extension() == ".png";
+    r.plots = status == 0 ? std::to_string(r.plot_files) + " figures in plots/ (.png and .svg)"
+                          : "plot_results.py failed (exit " + std::to_string(status) + ", see " + plog + ")";
+  }
+  log << step_label("plots") << r.plots << "\n";
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,256 @@
+#include "app/run/verdict.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/common/csv_table.h"
+
+namespace gpucal::calibration {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const json& member(const json& j, const char* key) {
+  static const json empty = json::object();
+  return j.is_object() && j.contains(key) ? j[key] : empty;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.2g%%" : "%.0f%%", 100 * fraction);
+  return buf;
+}
+
+std::string number(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", value);
+  return buf;
+}
+
+std::string error_pct(double pct) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", pct);
+  return buf;
+}
+
+std::string duration(double seconds) {
+  char buf[32];
+  if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.1f ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g s", seconds);
+  return buf;
+}
+
+namespace {
+
+double number_or_zero(const json& j, const char* key) {
+  return j.is_object() && j.value(key, json()).is_number() ? j[key].get<double>() : 0.0;
+}
+
+bool computed(const json& error) {
+  return error.is_object() && error.value("computed", false) && error.value("mape_pct", json()).is_number();
+}
+
+std::string group_name(const json& g, bool collective) {
+  if (collective)
+    return g.value("collective", "?") + " " + g.value("dtype", "?") + " n" +
+           std::to_string(g.value("nranks", 0)) +
+           (g.value("nnodes", 1) > 1 ? " on " + std::to_string(g.value("nnodes", 0)) + " nodes" : "");
+  return g.value("pattern", "?") + " " + g.value("link_class", "?");
+}
+
+// The first peak_source of `dtype`'s rows in a bench CSV ("" when none).
+std::string peak_source(const std::string& csv, const std::string& dtype) {
+  if (!fs::exists(csv)) return "";
+  try {
+    const CsvTable t = CsvTable::read_file(csv);
+    for (std::size_t r = 0; r < t.row_count(); ++r)
+      if (t.get_string_or(r, "dtype", "") == dtype && !t.get_string_or(r, "peak_source", "").empty())
+        return t.get_string(r, "peak_source");
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
+// The best copy row's peak_gbps in memory.csv (0 when none is recorded).
+double memory_peak_gbps(const std::string& csv, std::string& source) {
+  if (!fs::exists(csv)) return 0;
+  double peak = 0;
+  try {
+    const CsvTable t = CsvTable::read_file(csv);
+    for (std::size_t r = 0; r < t.row_count(); ++r)
+      if (t.get_string_or(r, "kernel", "") == "copy")
+        if (const auto p = t.get_optional_double(r, "peak_gbps"); p && *p > peak)
+          peak = *p, source = t.get_string_or(r, "peak_source", "");
+  } catch (const std::exception&) {
+  }
+  return peak;
+}
+
+}  // namespace
+
+std::vector<FitVerdict> fit_verdicts(const json& calibration) {
+  std::vector<FitVerdict> out;
+  if (!calibration.is_object() || !calibration.contains("communication")) return out;
+  for (const bool collective : {true, false})
+    for (const json& g : member(member(calibration, "communication"), collective ? "collectives" : "p2p")) {
+      const json& best = member(g, "best");
+      const json& held = best.value("selection_heldout", json());
+      const json& base = member(g, "baseline_loglog").value("heldout", json());
+      if (!computed(held) || !computed(base)) continue;
+      FitVerdict v{.group = group_name(g, collective),
+                   .form = held.value("form", best.value("form", std::string("-"))),
+                   .sizes = static_cast<int>(member(g, "points").size()),
+                   .fit_pct = held["mape_pct"].get<double>(),
+                   .loglog_pct = base["mape_pct"].get<double>()};
+      out.push_back(v);
+    }
+  return out;
+}
+
+std::vector<PeakVerdict> peak_verdicts(const json& calibration, const std::string& results_dir) {
+  std::vector<PeakVerdict> out;
+  if (!calibration.is_object()) return out;
+  const auto csv = [&](const char* bench) { return (fs::path(results_dir) / bench).string(); };
+  const json compute = member(calibration, "compute");
+  for (const auto& [dtype, t] : member(compute, "gemm").items())
+    out.push_back({.figure = "GEMM " + dtype,
+                   .unit = "TFLOP/s",
+                   .peak_source = peak_source(csv("gemm.csv"), dtype),
+                   .best = number_or_zero(t, "best_tflops"),
+                   .peak = number_or_zero(t, "peak_tflops")});
+  for (const json& a : member(compute, "attention")) {
+    PeakVerdict v{.figure = "attention " + a.value("dtype", "?") + " " + a.value("pass", "?") + " head dim " +
+                            std::to_string(a.value("head_dim", 0)),
+                  .unit = "TFLOP/s",
+                  .peak_source = peak_source(csv("attention.csv"), a.value("dtype", ""))};
+    for (const json& s : member(a, "by_seq"))
+      if (number_or_zero(s, "tflops") > v.best) {
+        v.best = number_or_zero(s, "tflops");
+        const double efficiency = number_or_zero(s, "efficiency");
+        v.peak = efficiency > 0 ? v.best / efficiency : 0;
+      }
+    out.push_back(v);
+  }
+  const json memory = member(calibration, "memory");
+  for (const auto& [dtype, v] : member(memory, "vector").items())
+    out.push_back({.figure = "vector " + dtype,
+                   .unit = "TFLOP/s",
+                   .peak_source = v.value("peak_source", ""),
+                   .best = number_or_zero(v, "best_tflops"),
+                   .peak = number_or_zero(v, "peak_tflops")});
+  if (number_or_zero(memory, "device_bandwidth_gbps") > 0) {
+    PeakVerdict m{
+        .figure = "memory bandwidth (copy)", .unit = "GB/s", .best = memory["device_bandwidth_gbps"]};
+    m.peak = memory_peak_gbps(csv("memory.csv"), m.peak_source);
+    out.push_back(m);
+  }
+  return out;
+}
+
+namespace {
+
+void add_item(std::string& list, const std::string& item) {
+  list += (list.empty() ? "" : ", ") + item;
+}
+
+std::string benches_sentence(const RunRecord& r) {
+  int ok = 0;
+  std::string not_ok;
+  for (const auto& b : r.benches) {
+    ok += b.ok();
+    if (!b.ok()) not_ok += (not_ok.empty() ? "; " : ", ") + b.bench + " " + b.status;
+  }
+  return "benches: " + std::to_string(ok) + " of " + std::to_string(r.benches.size()) + " ok" + not_ok;
+}
+
+std::string exports_sentence(const RunRecord& r) {
+  if (!r.export_error.empty()) return "exports: failed: " + r.export_error;
+  if (r.exports.empty()) return "exports: none (nothing was fitted)";
+  int ok = 0;
+  std::string written, refused;
+  for (const auto& e : r.exports) {
+    ok += e.ok();
+    if (e.ok())
+      written += (written.empty() ? "" : ", ") + e.consumer;
+    else
+      refused += (refused.empty() ? "; refused: " : ", ") + e.consumer + " (" + e.refused.front() + ")";
+  }
+  std::string s = "exports: " + std::to_string(ok) + " of " + std::to_string(r.exports.size()) + " written" +
+                  (written.empty() ? "" : " (" + written + ")") + refused;
+  if (!r.stand_ins.empty())
+    s += "; " + std::to_string(r.stand_ins.size()) +
+         " figures no bench measures were supplied by gpucal run (summary.md: Stand-ins)";
+  return s;
+}
+
+std::string predict_sentence(const RunRecord& r) {
+  if (r.predict.path.empty()) return "predicted step: none: " + r.predict.why_not;
+  const json& b = r.predict.result["breakdown"];
+  std::string by;
+  for (const auto& [provenance, n] : member(b["step"], "ops_by_provenance").items())
+    by += (by.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + provenance;
+  return "predicted step: " + duration(b["step"]["time_s"].get<double>()) + ", " +
+         number(b["tokens_per_s"].get<double>()) + " tokens/s for " + r.suite->predict_label +
+         " (op costs: " + by + "; predict.json)";
+}
+
+std::string fits_sentence(const RunRecord& r) {
+  const auto fits = fit_verdicts(r.calibration);
+  if (fits.empty()) return "fits: no communication group with held-out sizes to judge";
+  int good = 0;
+  std::string worse;
+  std::vector<double> fit, interp;
+  for (const auto& f : fits) {
+    good += f.as_good();
+    fit.push_back(f.fit_pct);
+    interp.push_back(f.loglog_pct);
+    if (!f.as_good())
+      worse += (worse.empty() ? "; worse: " : ", ") + f.group + " (" + error_pct(f.fit_pct) + " vs " +
+               error_pct(f.loglog_pct) + ")";
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  return "fits: " + std::to_string(good) + " of " + std::to_string(fits.size()) +
+         " communication groups predict sizes they were not fitted to at least as well as log-log "
+         "interpolation "
+         "of their own points (median held-out error " +
+         error_pct(median(fit)) + " vs " + error_pct(median(interp)) + " for interpolation)" + worse;
+}
+
+std::string peaks_sentence(const RunRecord& r) {
+  std::string below, fine, unknown;
+  for (const auto& p : peak_verdicts(r.calibration, r.out_dir)) {
+    if (p.peak <= 0)
+      add_item(unknown, p.figure + " " + number(p.best) + " " + p.unit);
+    else
+      add_item(p.below_half() ? below : fine,
+               p.figure + " " + percent(p.best / p.peak) + " of " + number(p.peak) + " " + p.unit);
+  }
+  if (below.empty() && fine.empty() && unknown.empty()) return "peaks: nothing measured to compare";
+  return "below half of this device's peak: " + (below.empty() ? std::string("nothing") : below) +
+         (fine.empty() ? "" : "; at half or more: " + fine) +
+         (unknown.empty() ? "" : "; no peak recorded: " + unknown);
+}
+
+}  // namespace
+
+std::vector<std::string> verdict_lines(const RunRecord& r) {
+  std::vector<std::string> lines{benches_sentence(r), exports_sentence(r)};
+  if (!r.suite->predict.empty()) lines.push_back(predict_sentence(r));
+  if (!r.calibration.is_null()) {
+    lines.push_back(fits_sentence(r));
+    lines.push_back(peaks_sentence(r));
+  }
+  if (r.device_field("backend") == "host")
+    lines.push_back(
+        "host backend: every figure is this CPU's, a host-scale stand-in for a GPU's (summary.md: "
+        "Stand-ins)");
+  return lines;
+}
+
+}  // namespace gpucal::calibration

@@ -1,0 +1,49 @@
+// The verdict summary.md opens with and `gpucal run` ends with: each bench ok or not, each
+// export written or refused, the predicted step, how well each communication fit predicts sizes
+// it was not fitted to against log-log interpolation of its own points, and which measured
+// figures are below half of what this device should do (its recorded peak).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/run/run_record.h"
+
+namespace gpucal::calibration {
+
+// One communication group's held-out error (every third measured size left out, predicted by
+// the form chosen on the others: cv_selection.h) beside log-log interpolation's on those sizes.
+struct FitVerdict {
+  std::string group;  // "allreduce fp32 n4", "sendrecv shm"
+  std::string form;   // the form chosen
+  int sizes = 0;
+  double fit_pct = 0, loglog_pct = 0;
+  // At least as good as interpolation: within 10% of its error, or 2 points.
+  bool as_good() const { return fit_pct <= std::max(1.1 * loglog_pct, loglog_pct + 2.0); }
+};
+std::vector<FitVerdict> fit_verdicts(const nlohmann::json& calibration);
+
+// A measured figure beside the device's peak for it (GEMM and vector rates, memory bandwidth,
+// attention); peak 0 when none is recorded.
+struct PeakVerdict {
+  std::string figure, unit, peak_source;
+  double best = 0, peak = 0;
+  bool below_half() const { return peak > 0 && best < 0.5 * peak; }
+};
+// Peak sources and the memory peak are read from the bench CSVs in `results_dir`.
+std::vector<PeakVerdict> peak_verdicts(const nlohmann::json& calibration, const std::string& results_dir);
+
+// The verdict as sentences, one per aspect (benches, exports, predicted step, fits, peaks, and
+// on the host backend the stand-ins); Markdown-free so the terminal prints them as they are.
+std::vector<std::string> verdict_lines(const RunRecord& record);
+
+// j[key] where j is an object holding it, else an empty object: a reference that outlives the
+// loop it is iterated in (json::value returns a copy).
+const nlohmann::json& member(const nlohmann::json& j, const char* key);
+
+std::string percent(double fraction);  // "12.3%", "0.61%"
+std::string number(double value);      // 4 significant digits
+std::string error_pct(double pct);     // "49.2%": 3 significant digits
+std::string duration(double seconds);  // "123.4 ms" below a second, else "14.23 s"
+
+}  // namespace gpucal::calibration
