@@ -11,6 +11,7 @@
 #include "app/common/calibration_json.h"
 #include "app/common/results_dir.h"
 #include "app/export/export_figures.h"
+#include "app/export/export_registry.h"
 #include "app/run/bench_runner.h"
 #include "app/run/verdict.h"
 #include "core/output/file_io.h"
@@ -78,7 +79,8 @@ void export_step(RunRecord& r, std::ostream& log) {
   const std::string dir = (fs::path(r.out_dir) / "export").string();
   std::string written, refused;
   try {
-    for (const std::string& target : export_targets()) {
+    for (const ExportTarget& row : export_targets()) {
+      const std::string target(row.name);
       ExportReport report = export_to(r.calibration, target, dir, settings_for(r.stand_ins, target)).front();
       if (report.ok()) {
         // NOTES.md names each --set value; say where the run's came from.
