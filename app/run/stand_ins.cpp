@@ -32,11 +32,12 @@ std::optional<StandIn> offload_bandwidth(const std::string& p2p_csv) {
       if (s > size || (s == size && bw > gbps)) size = s, gbps = bw;
     }
     if (gbps > 0)
-      return StandIn{"offload_gbps", format_number(gbps),
-                     (direction == "h2d" ? "the host-to-device copy (bench_p2p copy h2d)"
+      return StandIn{
+          "offload_gbps", format_number(gbps),
+          std::string(direction == "h2d" ? "the host-to-device copy (bench_p2p copy h2d)"
                                          : "the host-memory copy (bench_p2p copy h2h: host backend)") +
-                         std::string(" at its largest size, ") + format_number(size) + " B",
-                     "calculon"};
+              " at its largest size, " + std::to_string(static_cast<long long>(size)) + " B",
+          "calculon"};
   }
   return std::nullopt;
 }

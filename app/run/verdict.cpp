@@ -174,7 +174,7 @@ std::string exports_sentence(const RunRecord& r) {
   for (const auto& e : r.exports) {
     ok += e.ok();
     if (e.ok())
-      written += (written.empty() ? "" : ", ") + e.consumer;
+      add_item(written, e.consumer);
     else
       refused += (refused.empty() ? "; refused: " : ", ") + e.consumer + " (" + e.refused.front() + ")";
   }
@@ -200,26 +200,27 @@ std::string predict_sentence(const RunRecord& r) {
 std::string fits_sentence(const RunRecord& r) {
   const auto fits = fit_verdicts(r.calibration);
   if (fits.empty()) return "fits: no communication group with held-out sizes to judge";
-  int good = 0;
+  int good = 0, listed = 0;
   std::string worse;
   std::vector<double> fit, interp;
   for (const auto& f : fits) {
     good += f.as_good();
     fit.push_back(f.fit_pct);
     interp.push_back(f.loglog_pct);
-    if (!f.as_good())
-      worse += (worse.empty() ? "; worse: " : ", ") + f.group + " (" + error_pct(f.fit_pct) + " vs " +
-               error_pct(f.loglog_pct) + ")";
+    if (!f.as_good() && ++listed <= 3)  // the rest are in summary.md's table
+      add_item(worse, f.group + " (" + error_pct(f.fit_pct) + " vs " + error_pct(f.loglog_pct) + ")");
   }
+  const int bad = static_cast<int>(fits.size()) - good;
+  if (bad > 3) worse += " and " + std::to_string(bad - 3) + " more";
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   };
   return "fits: " + std::to_string(good) + " of " + std::to_string(fits.size()) +
          " communication groups predict sizes they were not fitted to at least as well as log-log "
-         "interpolation "
-         "of their own points (median held-out error " +
-         error_pct(median(fit)) + " vs " + error_pct(median(interp)) + " for interpolation)" + worse;
+         "interpolation of their own points (median held-out error " +
+         error_pct(median(fit)) + " vs " + error_pct(median(interp)) + " for interpolation)" +
+         (worse.empty() ? "" : "; worse: " + worse);
 }
 
 std::string peaks_sentence(const RunRecord& r) {
