@@ -1,7 +1,7 @@
 // gpucal: calibration front end. Subcommands:
 //   gpucal run --suite smoke|calibration|nightly [--out DIR] [--backend auto|cuda|hip|host]
 //              [--bin-dir DIR] [--mpirun "mpirun -np 4 --oversubscribe" | --threads N|all] [--no-plots]
-//   gpucal fit RESULTS_DIR [-o calibration.json] [--report]
+//   gpucal fit RESULTS_DIR|FILE.csv.partial [-o calibration.json] [--report]
 //   gpucal export RESULTS_DIR|calibration.json --to calculon|astrasim|nersc|vtrain|all [-o DIR]
 //                [--set KEY=VALUE ...]   (a refused export exits 2 after writing the others)
 //   gpucal compare BASELINE_DIR CURRENT_DIR [--threshold 0.05] [--markdown F] [--junit F] [--json F]
@@ -53,7 +53,7 @@ ResultsDir load_results(const std::string& dir) {
 
 int cmd_fit(const std::string& results_dir, std::string out_path, bool report) {
   refuse_output_over_inputs("-o", out_path, {results_dir}, /*reads_calibration_json=*/false);
-  if (out_path.empty()) out_path = (fs::path(results_dir) / "calibration.json").string();
+  if (out_path.empty()) out_path = default_calibration_path(results_dir);
   const nlohmann::json calibration = build_calibration(load_results(results_dir));
   write_json_file(calibration, out_path);
   std::cout << "wrote " << out_path << " (calibration_schema_version " << kCalibrationSchemaVersion << ", "
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
 
   std::string fit_dir, fit_out;
   auto* fit_cmd = app.add_subcommand("fit", "fit models to a results folder and write calibration.json");
-  fit_cmd->add_option("RESULTS_DIR", fit_dir, "results folder")->required();
+  fit_cmd->add_option("RESULTS_DIR", fit_dir, "results folder, or an interrupted run's FILE.csv.partial")->required();
   fit_cmd->add_option("-o,--output", fit_out, "output file (default RESULTS_DIR/calibration.json)");
   bool fit_report = false;
   fit_cmd->add_flag("--report", fit_report,

@@ -1,6 +1,7 @@
 #include "app/common/results_dir.h"
 #include "core/output/file_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -42,37 +43,86 @@ void check_rows(const CsvTable& t) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kPartial = ".partial";
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// FILE.csv (or FILE.csv.partial) and its sidecar FILE.json and samples FILE.samples.csv, each
+// with the same suffix.
+BenchResults load_bench(const std::string& bench, const fs::path& csv, const std::string& suffix,
+                        std::vector<std::string>& warnings) {
+  BenchResults results{bench, CsvTable::read_file(csv.string()), {}, nullptr, std::nullopt};
+  results.table.require_columns(common_columns());
+  check_rows(results.table);
+  warnings.insert(warnings.end(), results.table.warnings().begin(), results.table.warnings().end());
+  for (std::size_t r = 0; r < results.table.row_count(); ++r)
+    if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
+  std::string stem = csv.string();
+  stem.erase(stem.size() - std::string(".csv").size() - suffix.size());
+  const fs::path sidecar = stem + ".json" + suffix;
+  if (fs::exists(sidecar)) {
+    if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
+      throw std::runtime_error(sidecar.string() + ": " + why);
+    std::ifstream in(sidecar);
+    try {
+      results.sidecar = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(sidecar.string() + ": malformed JSON: " + e.what());
+    }
+  }
+  const fs::path samples = stem + ".samples.csv" + suffix;
+  if (fs::exists(samples)) results.samples_by_point = read_samples_file(samples.string(), &warnings);
+  return results;
+}
+
+// An interrupted run's rows, named explicitly: one bench, the one its rows name.
+ResultsDir load_partial_file(const std::string& path) {
+  ResultsDir dir;
+  dir.path = path;
+  const CsvTable table = CsvTable::read_file(path);
+  table.require_columns({"bench"});
+  if (table.row_count() == 0) throw std::runtime_error(path + ": no row (the run stopped before its first point)");
+  const std::string bench = table.get_string(0, "bench");
+  if (std::find(known_benches().begin(), known_benches().end(), bench) == known_benches().end())
+    throw CsvError(path + ":" + std::to_string(table.line_of(0)) + ": column 'bench': '" + bench +
+                   "' is not a bench gpucal fits");
+  dir.benches.emplace(bench, load_bench(bench, path, kPartial, dir.warnings));
+  return dir;
+}
+
+}  // namespace
+
 ResultsDir load_results_dir(const std::string& path) {
+  if (ends_with(path, std::string(".csv") + kPartial) && fs::is_regular_file(path)) return load_partial_file(path);
   if (!fs::is_directory(path)) throw std::runtime_error(path + ": not a directory");
   ResultsDir dir;
   dir.path = path;
+  std::vector<std::string> partial;
   for (const auto& bench : known_benches()) {
     const fs::path csv = fs::path(path) / (bench + ".csv");
+    if (fs::exists(fs::path(csv.string() + kPartial))) partial.push_back(csv.string() + kPartial);
     if (!fs::exists(csv)) continue;
-    BenchResults results{bench, CsvTable::read_file(csv.string()), {}, nullptr, std::nullopt};
-    results.table.require_columns(common_columns());
-    check_rows(results.table);
-    dir.warnings.insert(dir.warnings.end(), results.table.warnings().begin(), results.table.warnings().end());
-    for (std::size_t r = 0; r < results.table.row_count(); ++r)
-      if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
-    const fs::path sidecar = fs::path(path) / (bench + ".json");
-    if (fs::exists(sidecar)) {
-      if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
-        throw std::runtime_error(sidecar.string() + ": " + why);
-      std::ifstream in(sidecar);
-      try {
-        results.sidecar = nlohmann::json::parse(in);
-      } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(sidecar.string() + ": malformed JSON: " + e.what());
-      }
-    }
-    const fs::path samples = fs::path(path) / (bench + ".samples.csv");
-    if (fs::exists(samples)) results.samples_by_point = read_samples_file(samples.string(), &dir.warnings);
-    dir.benches.emplace(bench, std::move(results));
+    dir.benches.emplace(bench, load_bench(bench, csv, "", dir.warnings));
   }
+  for (const auto& p : partial)
+    dir.warnings.push_back(p + ": rows of an interrupted run, not read (name that file to read them)");
   if (dir.benches.empty())
-    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv, p2p.csv or memory.csv");
+    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv, p2p.csv or memory.csv" +
+                             (partial.empty() ? std::string()
+                                              : " (an interrupted run left " + partial.front() +
+                                                    ": name that file to read its rows)"));
   return dir;
+}
+
+std::string default_calibration_path(const std::string& results) {
+  if (ends_with(results, std::string(".csv") + kPartial) && fs::is_regular_file(results))
+    return results.substr(0, results.size() - std::string(".csv").size() - std::string(kPartial).size()) +
+           ".partial.calibration.json";
+  return (fs::path(results) / "calibration.json").string();
 }
 
 }  // namespace gpucal::calibration

@@ -258,8 +258,10 @@ int write_bench(const std::string& dir, const std::string& bench, const std::vec
     }
     sources.push_back(source_json(run, static_cast<int>((run.*points).size())));
   }
-  if (sink)
+  if (sink) {
+    sink->close();
     write_json_file(sidecar(bench, command_line, sources, total, failed), dir + "/" + bench + ".json");
+  }
   return total;
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/output/csv_sink.h"
+#include "core/output/run_files.h"
 #include "core/errors.h"
 #include "core/output/file_io.h"
 #include "core/driver/flag_checks.h"
@@ -394,7 +395,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         line << prog << ": watchdog: rank " << world.rank() << " of " << world.size() << " on " << world.hostname()
              << ": no progress for " << seconds << " s in " << what
              << "; aborting the communicators and ending this rank (rows measured so far are in "
-             << (config.out.empty() ? "no CSV: --out not given" : config.out) << ")";
+             << (config.out.empty() ? "no CSV: --out not given" : partial_path(config.out)) << ")";
         write_stderr_line(line.str());
       },
       // Off MPI (only the rank's own thread calls MPI: world.h): this thread ends its own
@@ -427,17 +428,13 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
   });
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
 
-  std::unique_ptr<CsvSink> csv;
-  std::unique_ptr<SamplesSink> samples;
+  std::unique_ptr<RunFiles> files;
   const std::string json_path = config.out.empty() ? "" : sidecar_path(config.out, ".json");
   step([&] {
     if (spec.add_metadata) spec.add_metadata(meta, *backend);
     meta.doc()["world"] = world_json(world);
-    if (!config.out.empty() && !launch.listing && world.is_root()) {
-      csv = std::make_unique<CsvSink>(config.out, spec.columns);
-      samples = std::make_unique<SamplesSink>(sidecar_path(config.out, ".samples.csv"));
-      meta.write(json_path);
-    }
+    if (!config.out.empty() && !launch.listing && world.is_root())
+      files = std::make_unique<RunFiles>(config.out, spec.columns, meta.text());
   });
   if ((code = agreed_exit_code(world, step.code, step.message, prog)) != 0) return code;
   // Once the input is known good (a bad input stays one line) and something will run.
@@ -458,11 +455,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
                          hang_forever(prog, world.rank(), "hang-sink while writing " + row.get("point"));
                        if (!write_failure.empty()) return;
                        try {
-                         // Samples first: a CSV row is the commit, and its samples are already there.
-                         if (samples && m)
-                           samples->write(row.get("point"), std::atoi(row.get("repetition").c_str()),
-                                          m->sample_seconds);
-                         if (csv) csv->write(row);
+                         if (files) files->write(row, m ? &m->sample_seconds : nullptr);
                        } catch (const WriteError& e) {
                          write_failure = e.what();
                        }
@@ -522,14 +515,12 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
       }
     }
     code = tally.failures > 0 || !write_failure.empty() ? 1 : 0;
-    if (csv) {
+    if (files) {
       watchdog.arm("writing the sidecar " + json_path);
       meta.finish(tally.rows, tally.failures, code);
       try {
-        // A failed write keeps the sidecar of the run's start (write_file_atomic).
-        if (write_failure.empty()) meta.write(json_path);
-        csv->close();
-        samples->close();
+        // A failed write leaves the earlier files in place and this run's rows partial.
+        if (write_failure.empty()) files->commit(meta.text(), spec.summary_files ? spec.summary_files() : Summaries{});
       } catch (const WriteError& e) {
         write_failure = e.what();
         code = 1;
@@ -538,7 +529,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
     watchdog.disarm();
     if (!write_failure.empty()) {
       write_stderr_line(prog + ": error: " + write_failure + "; the run stopped after " + std::to_string(tally.rows) +
-                        " point(s), and the rows written before the failure are whole");
+                        " point(s); " + (files ? files->leftover() : "rows written before the failure are whole"));
       return 1;
     }
     if (tally.failures > 0 && world.is_root())

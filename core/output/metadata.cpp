@@ -128,7 +128,7 @@ void Metadata::add_library(const std::string& name, const std::string& version) 
 void Metadata::write(const std::string& path) const {
   // Readers never see a half-written sidecar, and a failed write keeps the previous one.
   try {
-    write_file_atomic(path, doc_.dump(2) + "\n");
+    write_file_atomic(path, text());
   } catch (const OpenError& e) {
     throw UsageError(e.what());
   }
