@@ -307,6 +307,9 @@ int main(int argc, char** argv) {
   } catch (const gpucal::WriteError& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // the inputs were fine; the output failed
     return kExitFailure;
+  } catch (const fs::filesystem_error& e) {
+    gpucal::write_stderr_line("gpucal: error: " + gpucal::filesystem_error_text(e));
+    return kExitBadInput;
   } catch (const std::exception& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());
     return kExitBadInput;

@@ -154,3 +154,16 @@ std::string not_a_regular_file(const std::string& path) {
   return "is a device, not a regular file";
 }
 }  // namespace gpucal
+
+namespace gpucal {
+std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
+  std::string what = e.what();
+  const std::string prefix = "filesystem error: ", reason = e.code().message();
+  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+  const auto cut = what.find(": " + reason);
+  std::string text = what.substr(0, cut);  // the operation: "cannot create directories"
+  if (!e.path1().empty()) text += " '" + e.path1().string() + "'";
+  if (!e.path2().empty()) text += " and '" + e.path2().string() + "'";
+  return text + ": " + reason;
+}
+}  // namespace gpucal

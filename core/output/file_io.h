@@ -17,6 +17,7 @@
 // holds it) is bad input, 2; WriteError (I/O failed after the output was open) is 1.
 #pragma once
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -79,6 +80,10 @@ namespace gpucal {
 // opening a FIFO for reading blocks until a writer comes, and a directory reads as an error
 // text of the C++ library.
 std::string not_a_regular_file(const std::string& path);
+
+// std::filesystem's "filesystem error: cannot create directories: Not a directory [a/b]" as a
+// line a user reads: "cannot create directories 'a/b': Not a directory".
+std::string filesystem_error_text(const std::filesystem::filesystem_error& e);
 
 // One line on stderr in one write(2): lines from several ranks or threads never interleave
 // mid-line. A line end is added.
