@@ -22,8 +22,40 @@ namespace {
 
 constexpr int64_t kCsvSchemaVersion = 1;  // core/output/csv_sink.h writes it in every row
 
+// The quantities of an ok row that fits, comparisons and predictions compute with. A cell
+// outside its range is a corrupted or hand-edited file, never a measurement.
+enum class Range { time, size, rate, count };
+const std::vector<std::pair<const char*, Range>>& checked_columns() {
+  static const std::vector<std::pair<const char*, Range>> columns{
+      {"time_us_median", Range::time}, {"time_us_p10", Range::time},   {"time_us_p90", Range::time},
+      {"size_bytes", Range::size},     {"bytes", Range::size},         {"working_set_bytes", Range::size},
+      {"bytes_counted", Range::size},  {"flops", Range::size},         {"tflops", Range::rate},
+      {"bandwidth_gbps", Range::rate}, {"algbw_gbps", Range::rate},    {"busbw_gbps", Range::rate},
+      {"nranks", Range::count},        {"nnodes", Range::count},       {"ranks_per_node", Range::count},
+      {"m", Range::count},             {"n", Range::count},            {"k", Range::count},
+      {"batch", Range::count},         {"seq_q", Range::count},        {"seq_kv", Range::count},
+      {"head_dim", Range::count}};
+  return columns;
+}
+
+void check_cell(const CsvTable& t, std::size_t r, const char* column, Range range, const std::string& where) {
+  const std::string& text = t.get_string(r, column);
+  if (range != Range::time && text.empty()) return;  // not every bench fills every column
+  const double v = t.get_double(r, column);
+  const bool ok = range == Range::time    ? std::isfinite(v) && v > 0
+                  : range == Range::size  ? std::isfinite(v) && v > 0 && v <= 0x1p60
+                  : range == Range::rate  ? std::isfinite(v) && v >= 0
+                                          : v >= 1 && v <= 0x1p31 && v == std::floor(v);
+  if (ok) return;
+  const char* expected = range == Range::time   ? "a time must be positive and finite"
+                         : range == Range::size ? "a size must be positive, finite and at most 2^60"
+                         : range == Range::rate ? "a rate must be finite and not negative"
+                                                : "a count must be a whole number from 1 to 2^31";
+  throw CsvError(where + "column '" + column + "': '" + text + "' in an ok row (" + expected + ")");
+}
+
 // What every fit and comparison relies on: rows in a schema this gpucal knows, and ok rows
-// whose times are measurements (positive and finite), never nan, inf or a sign error.
+// whose numbers are measurements, never nan, inf, a sign error or a size of 1e300.
 void check_rows(const CsvTable& t) {
   const bool versioned = t.has_column("schema_version");
   for (std::size_t r = 0; r < t.row_count(); ++r) {
@@ -32,12 +64,8 @@ void check_rows(const CsvTable& t) {
       throw CsvError(where + "schema_version " + t.get_string(r, "schema_version") + ", this gpucal reads " +
                      std::to_string(kCsvSchemaVersion));
     if (t.get_string(r, "status") != "ok") continue;
-    for (const char* column : {"time_us_median", "time_us_p10", "time_us_p90"}) {
-      const double v = t.get_double(r, column);
-      if (!std::isfinite(v) || v <= 0)
-        throw CsvError(where + "column '" + column + "': '" + t.get_string(r, column) +
-                       "' in an ok row (a time must be positive and finite)");
-    }
+    for (const auto& [column, range] : checked_columns())
+      if (t.has_column(column)) check_cell(t, r, column, range, where);
   }
 }
 
