@@ -99,7 +99,8 @@ int cmd_compare(const std::string& baseline, const std::string& current, double 
   if (!markdown.empty()) write_compare_markdown(result, markdown);
   if (!junit.empty()) write_compare_junit(result, junit);
   if (!json_path.empty()) write_json_file(compare_to_json(result), json_path);
-  return result.failures() > 0 ? 1 : 0;
+  if (!result.nothing_compared().empty()) gpucal::write_stderr_line("gpucal: error: " + result.nothing_compared());
+  return result.failures() > 0 || !result.nothing_compared().empty() ? 1 : 0;
 }
 
 int cmd_import(const std::vector<std::string>& logs, const std::string& out_dir, const ImportOptions& options,
