@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/output/file_io.h"
 #include "core/driver/flag_checks.h"
+#include "core/driver/gbench_context.h"
 #include "core/driver/gbench_flags.h"
 #include "core/measure/malloc_policy.h"
 #include "core/measure/progress.h"
@@ -488,12 +489,14 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
         hang_forever(prog, world.rank(), fault.kind);
       };
     if (world.is_root()) {
+      GbenchContextFilter context(config.quiet);
       for (size_t i = 0; i < ops.size(); ++i) {
         Op* raw = ops[i].get();
         const int index = static_cast<int>(i);
         benchmark::RegisterBenchmark(raw->point().c_str(),
                                      [raw, index, &world, &ctx, &tally, &progress, &points_run, &write_failure,
-                                      &watchdog, &runs](benchmark::State& state) {
+                                      &watchdog, &runs, &context](benchmark::State& state) {
+                                       context.release();
                                        if (!write_failure.empty()) {
                                          state.SkipWithError("not run: an earlier row could not be written");
                                          return;
@@ -511,6 +514,7 @@ int run_rank(World& world, RunConfig config, const Launch& launch) {
             ->Unit(benchmark::kMicrosecond);
       }
       benchmark::RunSpecifiedBenchmarks();
+      context.release();
       watchdog.arm("ending the run on every rank");
       share_point_index(world, -1);
     } else {

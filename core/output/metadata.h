@@ -21,6 +21,8 @@ nlohmann::json environment_json();
 // One line per setting that changes what a library measures here (OPENBLAS_CORETYPE).
 std::vector<std::string> environment_warnings(const nlohmann::json& environment);
 std::string iso8601_now();
+// Google Benchmark's version and build type ({"version", "build_type": "debug" | "release", "role"}).
+nlohmann::json google_benchmark_json();
 // The shared libraries this process loaded, [{name, path}] (core/backend/loaded_libraries.h).
 nlohmann::json loaded_libraries_json();
 

@@ -16,6 +16,9 @@
                             that the bench reported finished is missing from FILE.csv.partial,
                             every row's samples are whole, gpucal fit reads every partial file
                             (a torn last line is dropped with a warning); prints the totals
+  quiet      BENCH          every bench with --quiet leaves stderr empty (no Google Benchmark
+                            context block), without it never prints the library's DEBUG warning,
+                            and its sidecar says what the library is (libraries.google_benchmark)
   watchdog   BENCH MPIRUN   rank 0 hangs while writing a row (--inject-rank-fault hang-sink):
                             the watchdog ends the run within its timeout, names the phase,
                             and the rows written before are kept
@@ -418,6 +421,30 @@ def cmd_watchdog(gemm, mpirun):
     shutil.rmtree(work, ignore_errors=True)
 
 
+def cmd_quiet(gemm):
+    work = tempfile.mkdtemp(prefix="gpucal_quiet_")
+    runs = {"gemm": gemm_sweep(1), "attention": ["--batch", "1", "--heads", "2", "--seq", "16", "--head-dim", "16"],
+            "collectives": ["--sizes", "64", "--collective", "allreduce"], "p2p": ["--sizes", "64"],
+            "memory": ["--kernel", "copy", "--bytes", "64K"]}
+    for name, axes in runs.items():
+        out = os.path.join(work, name + ".csv")
+        for quiet in (True, False):
+            cmd = [bench(gemm, name)] + axes + [a for a in FAST if quiet or a != "--quiet"] + ["--out", out]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if proc.returncode != 0:
+                fail(f"bench_{name}: exit {proc.returncode}: {proc.stderr[-1000:]!r}")
+            if quiet and proc.stderr.strip():
+                fail(f"bench_{name} --quiet: stderr is not empty: {proc.stderr[-1000:]!r}")
+            if "Library was built as DEBUG" in proc.stderr:
+                fail(f"bench_{name}: the library's DEBUG warning on stderr")
+        library = json.load(open(out[:-4] + ".json"))["libraries"].get("google_benchmark", {})
+        if library.get("build_type") not in ("debug", "release") or not library.get("version"):
+            fail(f"bench_{name}: sidecar libraries.google_benchmark is {library!r}")
+    print(f"OK: {len(runs)} benches quiet with --quiet, no DEBUG warning without it; the sidecar names the "
+          f"library ({library['version']}, {library['build_type']})")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -429,6 +456,8 @@ def main():
         cmd_full_disk(gemm, sys.argv[3], sys.argv[4])
     elif what == "kill9":
         cmd_kill9(gemm, sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "")
+    elif what == "quiet":
+        cmd_quiet(gemm)
     elif what == "watchdog":
         cmd_watchdog(gemm, sys.argv[3] if len(sys.argv) > 3 else "")
     else:
