@@ -4,6 +4,7 @@
 // Exit codes: 0 ok; 1 regression (compare), a failed bench or a suite that measured nothing
 // (run), or a failed write (disk full: the previous file stays); 2 bad input.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,9 @@ int main(int argc, char** argv) {
   } catch (const gpucal::WriteError& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // the inputs were fine; the output failed
     return kExitFailure;
+  } catch (const std::filesystem::filesystem_error& e) {
+    gpucal::write_stderr_line("gpucal: error: " + gpucal::filesystem_error_text(e));
+    return kExitBadInput;
   } catch (const std::exception& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());
     return kExitBadInput;

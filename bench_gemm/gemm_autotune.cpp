@@ -46,12 +46,14 @@ double BestSoFar::update(const std::string& key, double tflops, const std::strin
   return e.tflops > 0 ? tflops / e.tflops : 0.0;
 }
 
-void BestSoFar::write_csv(const std::string& path) const {
+std::string BestSoFar::csv_text() const {
   std::string text = csv_record({"schema_version", "bench", "key", "best_tflops", "best_point", "rows"});
   for (const auto& [key, e] : best_)
     text += csv_record({std::to_string(kCsvSchemaVersion), "gemm", key, format_number(e.tflops), e.point,
                         std::to_string(e.rows)});
-  write_file_atomic(path, text);
+  return text;
 }
+
+void BestSoFar::write_csv(const std::string& path) const { write_file_atomic(path, csv_text()); }
 
 }  // namespace gpucal::gemm

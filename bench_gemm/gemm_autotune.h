@@ -45,8 +45,9 @@ class BestSoFar {
   // so the first row of a key and every new best get 1.
   double update(const std::string& key, double tflops, const std::string& point);
   const std::map<std::string, Entry>& entries() const { return best_; }
-  // key,best_tflops,best_point,rows — one line per key; throws std::runtime_error when the
-  // file cannot be written.
+  // key,best_tflops,best_point,rows — one line per key.
+  std::string csv_text() const;
+  // csv_text() written atomically; throws std::runtime_error when the file cannot be written.
   void write_csv(const std::string& path) const;
 
  private:

@@ -157,7 +157,6 @@ int main(int argc, char** argv) {
   GemmOptions opt;
   std::shared_ptr<LibraryContext> library;  // created once per run, shared by every point
   std::shared_ptr<BestSoFar> best;
-  std::string out_path;
   model::ModelOptions from_model({.bench = "gemm",
                              .replaced_flags = {"--m", "--n", "--k", "--batch", "--shapes", "--set", "--layout",
                                                 "--alpha", "--beta", "--out-dtype"}});
@@ -202,7 +201,6 @@ int main(int argc, char** argv) {
         opt.workspace_bytes >= 0 ? static_cast<size_t>(opt.workspace_bytes) : impl.default_workspace(backend);
     const GemmRunOptions run = run_options(opt, config, impl.make_context ? workspace : 0);
     best = run.best;
-    out_path = config.out;
     const std::optional<DType> out_dtype = parse_out_dtype(opt.out_dtype);
     if (impl.make_context) library = impl.make_context(backend, workspace);
     std::vector<std::unique_ptr<Op>> ops;
@@ -213,20 +211,13 @@ int main(int argc, char** argv) {
   spec.add_metadata = [&](Metadata& meta, Backend&) {
     if (library) meta.add_library(opt.impl == "auto" ? "gemm_library" : opt.impl, library->version());
   };
+  // The best GEMM of each dtype, known only at the end: a summary beside the CSV, written with
+  // its complete rows (rows already written carry efficiency_vs_best_so_far).
+  spec.summary_files = [&] {
+    return best && !best->entries().empty() ? Summaries{{".best.csv", best->csv_text()}} : Summaries{};
+  };
   from_model.attach(spec);
   std::string implied;
   std::vector<char*> args = with_implied_regime(argc, argv, implied);
-  const int code = bench_main(static_cast<int>(args.size()), args.data(), spec);
-  // The best GEMM of each dtype, known only at the end: a summary beside the CSV (rows
-  // already written carry efficiency_vs_best_so_far and are never rewritten).
-  if (best && !out_path.empty() && !best->entries().empty()) {
-    try {
-      best->write_csv(sidecar_path(out_path, ".best.csv"));
-    } catch (const std::exception& e) {
-      // A run that already failed (a disk that filled up) said so in its one line.
-      if (code == 0) write_stderr_line(std::string("bench_gemm: error: ") + e.what());
-      return code == 0 ? 1 : code;
-    }
-  }
-  return code;
+  return bench_main(static_cast<int>(args.size()), args.data(), spec);
 }

@@ -2,12 +2,14 @@
 
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "app/common/calibration_schema.h"
 #include "app/fit/comm_fits.h"
 #include "app/fit/compute_tables.h"
 #include "core/output/file_io.h"
+#include "core/output/strict_json.h"
 #include "app/fit/memory_tables.h"
 
 namespace gpucal::calibration {
@@ -71,10 +73,14 @@ json read_calibration_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
   json doc;
+  std::stringstream text;
+  text << in.rdbuf();
   try {
-    doc = json::parse(in);
+    doc = parse_json_unique_keys(text.str());
   } catch (const json::exception& e) {
     throw std::runtime_error(path + ": malformed JSON: " + e.what());
+  } catch (const DuplicateKeyError& e) {
+    throw std::runtime_error(path + ": " + e.what());
   }
   validate_calibration(doc, path);
   return doc;

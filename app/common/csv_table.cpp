@@ -187,8 +187,13 @@ std::map<std::string, std::vector<double>> read_samples_file(const std::string& 
   if (warnings) warnings->insert(warnings->end(), table.warnings().begin(), table.warnings().end());
   table.require_columns({"point", "time_us"});
   std::map<std::string, std::vector<double>> samples;
-  for (std::size_t r = 0; r < table.row_count(); ++r)
-    samples[table.get_string(r, "point")].push_back(table.get_double(r, "time_us"));
+  for (std::size_t r = 0; r < table.row_count(); ++r) {
+    const double t = table.get_double(r, "time_us");
+    if (!std::isfinite(t) || t < 0)
+      throw CsvError(path + ":" + std::to_string(table.line_of(r)) + ": column 'time_us': '" +
+                     table.get_string(r, "time_us") + "' is not a sample time (finite, not negative)");
+    samples[table.get_string(r, "point")].push_back(t);
+  }
   return samples;
 }
 

@@ -29,6 +29,11 @@ void refuse_output_over_inputs(const std::string& flag, const std::string& out_p
   if (out_path.empty()) return;
   const fs::path out = resolved(out_path);
   for (const std::string& folder : input_folders) {
+    // An interrupted run's FILE.csv.partial, read by name with the FILE.*.partial beside it.
+    if (fs::is_regular_file(folder) && out.parent_path() == resolved(folder).parent_path() &&
+        out.extension() == ".partial")
+      throw std::invalid_argument(flag + ": '" + out_path + "' is one of the partial files this command reads (" +
+                                  folder + "); write the output elsewhere");
     if (folder.empty() || !fs::is_directory(folder)) continue;
     if (out.parent_path() == resolved(folder) && fs::exists(out) && read_by_the_command(out, reads_calibration_json))
       throw std::invalid_argument(flag + ": '" + out_path + "' is one of the results this command reads (" + folder +

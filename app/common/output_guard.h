@@ -10,7 +10,8 @@ namespace gpucal::calibration {
 // Throws std::invalid_argument when `out_path` (the value of `flag`) names a file of one of
 // `input_folders` that the command reads: any *.csv (the benches' tables, samples, best
 // picks), a *.json beside a *.csv of the same stem (its sidecar), and calibration.json when
-// `reads_calibration_json`. Symbolic links and `..` are resolved first.
+// `reads_calibration_json`; for an input that is an interrupted run's FILE.csv.partial, any
+// *.partial beside it. Symbolic links and `..` are resolved first.
 void refuse_output_over_inputs(const std::string& flag, const std::string& out_path,
                                const std::vector<std::string>& input_folders, bool reads_calibration_json);
 

@@ -1,6 +1,7 @@
 #include "app/common/results_dir.h"
 #include "core/output/file_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,40 @@ namespace {
 
 constexpr int64_t kCsvSchemaVersion = 1;  // core/output/csv_sink.h writes it in every row
 
+// The quantities of an ok row that fits, comparisons and predictions compute with. A cell
+// outside its range is a corrupted or hand-edited file, never a measurement.
+enum class Range { time, size, rate, count };
+const std::vector<std::pair<const char*, Range>>& checked_columns() {
+  static const std::vector<std::pair<const char*, Range>> columns{
+      {"time_us_median", Range::time}, {"time_us_p10", Range::time},   {"time_us_p90", Range::time},
+      {"size_bytes", Range::size},     {"bytes", Range::size},         {"working_set_bytes", Range::size},
+      {"bytes_counted", Range::size},  {"flops", Range::size},         {"tflops", Range::rate},
+      {"bandwidth_gbps", Range::rate}, {"algbw_gbps", Range::rate},    {"busbw_gbps", Range::rate},
+      {"nranks", Range::count},        {"nnodes", Range::count},       {"ranks_per_node", Range::count},
+      {"m", Range::count},             {"n", Range::count},            {"k", Range::count},
+      {"batch", Range::count},         {"seq_q", Range::count},        {"seq_kv", Range::count},
+      {"head_dim", Range::count}};
+  return columns;
+}
+
+void check_cell(const CsvTable& t, std::size_t r, const char* column, Range range, const std::string& where) {
+  const std::string& text = t.get_string(r, column);
+  if (range != Range::time && text.empty()) return;  // not every bench fills every column
+  const double v = t.get_double(r, column);
+  const bool ok = range == Range::time    ? std::isfinite(v) && v > 0
+                  : range == Range::size  ? std::isfinite(v) && v > 0 && v <= 0x1p60
+                  : range == Range::rate  ? std::isfinite(v) && v >= 0
+                                          : v >= 1 && v <= 0x1p31 && v == std::floor(v);
+  if (ok) return;
+  const char* expected = range == Range::time   ? "a time must be positive and finite"
+                         : range == Range::size ? "a size must be positive, finite and at most 2^60"
+                         : range == Range::rate ? "a rate must be finite and not negative"
+                                                : "a count must be a whole number from 1 to 2^31";
+  throw CsvError(where + "column '" + column + "': '" + text + "' in an ok row (" + expected + ")");
+}
+
 // What every fit and comparison relies on: rows in a schema this gpucal knows, and ok rows
-// whose times are measurements (positive and finite), never nan, inf or a sign error.
+// whose numbers are measurements, never nan, inf, a sign error or a size of 1e300.
 void check_rows(const CsvTable& t) {
   const bool versioned = t.has_column("schema_version");
   for (std::size_t r = 0; r < t.row_count(); ++r) {
@@ -31,48 +64,93 @@ void check_rows(const CsvTable& t) {
       throw CsvError(where + "schema_version " + t.get_string(r, "schema_version") + ", this gpucal reads " +
                      std::to_string(kCsvSchemaVersion));
     if (t.get_string(r, "status") != "ok") continue;
-    for (const char* column : {"time_us_median", "time_us_p10", "time_us_p90"}) {
-      const double v = t.get_double(r, column);
-      if (!std::isfinite(v) || v <= 0)
-        throw CsvError(where + "column '" + column + "': '" + t.get_string(r, column) +
-                       "' in an ok row (a time must be positive and finite)");
-    }
+    for (const auto& [column, range] : checked_columns())
+      if (t.has_column(column)) check_cell(t, r, column, range, where);
   }
 }
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kPartial = ".partial";
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// FILE.csv (or FILE.csv.partial) and its sidecar FILE.json and samples FILE.samples.csv, each
+// with the same suffix.
+BenchResults load_bench(const std::string& bench, const fs::path& csv, const std::string& suffix,
+                        std::vector<std::string>& warnings) {
+  BenchResults results{bench, CsvTable::read_file(csv.string()), {}, nullptr, std::nullopt};
+  results.table.require_columns(common_columns());
+  check_rows(results.table);
+  warnings.insert(warnings.end(), results.table.warnings().begin(), results.table.warnings().end());
+  for (std::size_t r = 0; r < results.table.row_count(); ++r)
+    if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
+  std::string stem = csv.string();
+  stem.erase(stem.size() - std::string(".csv").size() - suffix.size());
+  const fs::path sidecar = stem + ".json" + suffix;
+  if (fs::exists(sidecar)) {
+    if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
+      throw std::runtime_error(sidecar.string() + ": " + why);
+    std::ifstream in(sidecar);
+    try {
+      results.sidecar = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(sidecar.string() + ": malformed JSON: " + e.what());
+    }
+  }
+  const fs::path samples = stem + ".samples.csv" + suffix;
+  if (fs::exists(samples)) results.samples_by_point = read_samples_file(samples.string(), &warnings);
+  return results;
+}
+
+// An interrupted run's rows, named explicitly: one bench, the one its rows name.
+ResultsDir load_partial_file(const std::string& path) {
+  ResultsDir dir;
+  dir.path = path;
+  const CsvTable table = CsvTable::read_file(path);
+  table.require_columns({"bench"});
+  if (table.row_count() == 0) throw std::runtime_error(path + ": no row (the run stopped before its first point)");
+  const std::string bench = table.get_string(0, "bench");
+  if (std::find(known_benches().begin(), known_benches().end(), bench) == known_benches().end())
+    throw CsvError(path + ":" + std::to_string(table.line_of(0)) + ": column 'bench': '" + bench +
+                   "' is not a bench gpucal fits");
+  dir.benches.emplace(bench, load_bench(bench, path, kPartial, dir.warnings));
+  return dir;
+}
+
+}  // namespace
+
 ResultsDir load_results_dir(const std::string& path) {
+  if (ends_with(path, std::string(".csv") + kPartial) && fs::is_regular_file(path)) return load_partial_file(path);
   if (!fs::is_directory(path)) throw std::runtime_error(path + ": not a directory");
   ResultsDir dir;
   dir.path = path;
+  std::vector<std::string> partial;
   for (const auto& bench : known_benches()) {
     const fs::path csv = fs::path(path) / (bench + ".csv");
+    if (fs::exists(fs::path(csv.string() + kPartial))) partial.push_back(csv.string() + kPartial);
     if (!fs::exists(csv)) continue;
-    BenchResults results{bench, CsvTable::read_file(csv.string()), {}, nullptr, std::nullopt};
-    results.table.require_columns(common_columns());
-    check_rows(results.table);
-    dir.warnings.insert(dir.warnings.end(), results.table.warnings().begin(), results.table.warnings().end());
-    for (std::size_t r = 0; r < results.table.row_count(); ++r)
-      if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
-    const fs::path sidecar = fs::path(path) / (bench + ".json");
-    if (fs::exists(sidecar)) {
-      if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
-        throw std::runtime_error(sidecar.string() + ": " + why);
-      std::ifstream in(sidecar);
-      try {
-        results.sidecar = nlohmann::json::parse(in);
-      } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(sidecar.string() + ": malformed JSON: " + e.what());
-      }
-    }
-    const fs::path samples = fs::path(path) / (bench + ".samples.csv");
-    if (fs::exists(samples)) results.samples_by_point = read_samples_file(samples.string(), &dir.warnings);
-    dir.benches.emplace(bench, std::move(results));
+    dir.benches.emplace(bench, load_bench(bench, csv, "", dir.warnings));
   }
+  for (const auto& p : partial)
+    dir.warnings.push_back(p + ": rows of an interrupted run, not read (name that file to read them)");
   if (dir.benches.empty())
-    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv, p2p.csv or memory.csv");
+    throw std::runtime_error(path + ": no gemm.csv, attention.csv, collectives.csv, p2p.csv or memory.csv" +
+                             (partial.empty() ? std::string()
+                                              : " (an interrupted run left " + partial.front() +
+                                                    ": name that file to read its rows)"));
   return dir;
+}
+
+std::string default_calibration_path(const std::string& results) {
+  if (ends_with(results, std::string(".csv") + kPartial) && fs::is_regular_file(results))
+    return results.substr(0, results.size() - std::string(".csv").size() - std::string(kPartial).size()) +
+           ".partial.calibration.json";
+  return (fs::path(results) / "calibration.json").string();
 }
 
 }  // namespace gpucal::calibration

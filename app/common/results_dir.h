@@ -1,5 +1,6 @@
 // A results folder as the benches leave it: <bench>.csv (+ <bench>.json sidecar,
 // + <bench>.samples.csv) for bench in gemm, attention, collectives, p2p, memory; any subset.
+// An interrupted run leaves <bench>.csv.partial (and its companions) instead: read by name.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
@@ -34,11 +35,18 @@ struct ResultsDir {
   }
 };
 
+// `path` is a results folder, or the FILE.csv.partial an interrupted run left (read with its
+// FILE.json.partial and FILE.samples.csv.partial; its rows name the bench). A folder's
+// *.csv.partial files are not read: a warning names them.
 // Throws std::runtime_error when the folder is missing or holds none of the bench CSVs,
 // CsvError when a CSV is malformed or lacks the common columns, when a row's schema_version
 // is not one this gpucal reads, or when an ok row has a time that is not a positive finite
 // number (the message names file, line and column).
 ResultsDir load_results_dir(const std::string& path);
+
+// Where `gpucal fit` writes by default: RESULTS/calibration.json, or FILE.partial.calibration.json
+// beside an interrupted run's FILE.csv.partial.
+std::string default_calibration_path(const std::string& results);
 
 // Columns every bench writes (the common block of the CSV schema).
 const std::vector<std::string>& common_columns();

@@ -32,6 +32,15 @@ int CompareResult::failures() const {
   return static_cast<int>(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.is_failure; }));
 }
 
+std::string CompareResult::nothing_compared() const {
+  if (count(Verdict::regression) + count(Verdict::improvement) + count(Verdict::unchanged) > 0) return "";
+  if (points.empty()) return "nothing was compared: neither run has a row";
+  return "nothing was compared: no point is ok in both runs (" + std::to_string(count(Verdict::only_in_baseline)) +
+         " only in the baseline, " + std::to_string(count(Verdict::only_in_current)) + " only in the current run, " +
+         std::to_string(count(Verdict::status_changed)) + " ok in one run only, " +
+         std::to_string(count(Verdict::not_compared)) + " ok in neither)";
+}
+
 namespace {
 
 std::string lower(std::string s) {

@@ -56,6 +56,9 @@ struct CompareResult {
   std::vector<PointComparison> points;
   int count(Verdict v) const;
   int failures() const;
+  // "" when at least one point's times were compared; else why none was (two runs with no
+  // point in common, or none ok in both): a comparison of nothing is a failure, not a pass.
+  std::string nothing_compared() const;
 };
 
 CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current, const CompareOptions& options);

@@ -44,7 +44,8 @@ int CompareCommand::run() {
   if (!markdown_.empty()) write_compare_markdown(result, markdown_);
   if (!junit_.empty()) write_compare_junit(result, junit_);
   if (!json_.empty()) write_json_file(compare_to_json(result), json_);
-  return result.failures() > 0 ? 1 : 0;
+  if (!result.nothing_compared().empty()) gpucal::write_stderr_line("gpucal: error: " + result.nothing_compared());
+  return result.failures() > 0 || !result.nothing_compared().empty() ? 1 : 0;
 }
 
 }  // namespace gpucal::calibration

@@ -87,6 +87,7 @@ void print_compare_console(const CompareResult& r, std::ostream& out) {
     out << line << (p->detail.empty() ? "" : "  " + p->detail) << "\n";
   }
   out << summary_line(r) << "\n";
+  if (!r.nothing_compared().empty()) out << "FAILED: " << r.nothing_compared() << "\n";
 }
 
 void write_compare_markdown(const CompareResult& r, const std::string& path) {
@@ -98,7 +99,9 @@ void write_compare_markdown(const CompareResult& r, const std::string& path) {
     for (const auto& c : r.environment_changes) out << "| " << c.what << " | " << c.baseline << " | " << c.current << " |\n";
     out << "\n";
   }
-  out << "**" << summary_line(r) << "**\n\n"
+  out << "**" << summary_line(r) << "**\n\n";
+  if (!r.nothing_compared().empty()) out << "**FAILED: " << r.nothing_compared() << "**\n\n";
+  out << ""
       << "| verdict | bench | point | baseline time_us_median | current time_us_median | change | test | p | detail |\n"
       << "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |\n";
   for (const PointComparison* p : ordered(r))
@@ -116,10 +119,17 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
     if (p.verdict == Verdict::only_in_baseline || p.verdict == Verdict::only_in_current ||
         p.verdict == Verdict::not_compared)
       ++skipped;
+  // A comparison of nothing is one failed test case of its own: CI must not read it as a pass.
+  const std::string nothing = r.nothing_compared();
+  const std::size_t tests = r.points.size() + (nothing.empty() ? 0 : 1);
+  const int failures = r.failures() + (nothing.empty() ? 0 : 1);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"gpucal compare\" tests=\"" << r.points.size() << "\" failures=\"" << r.failures() << "\">\n"
-      << "  <testsuite name=\"gpucal.compare\" tests=\"" << r.points.size() << "\" failures=\"" << r.failures()
+      << "<testsuites name=\"gpucal compare\" tests=\"" << tests << "\" failures=\"" << failures << "\">\n"
+      << "  <testsuite name=\"gpucal.compare\" tests=\"" << tests << "\" failures=\"" << failures
       << "\" errors=\"0\" skipped=\"" << skipped << "\">\n";
+  if (!nothing.empty())
+    out << "    <testcase classname=\"gpucal.compare\" name=\"points compared\" time=\"0\">\n"
+        << "      <failure message=\"" << xml_escape(nothing) << "\" type=\"nothing-compared\"/>\n    </testcase>\n";
   if (!r.environment_changes.empty()) {
     out << "    <properties>\n";
     for (const auto& c : r.environment_changes)
@@ -154,6 +164,8 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
 nlohmann::json compare_to_json(const CompareResult& r) {
   nlohmann::json j{{"baseline_dir", r.baseline_dir},
                    {"current_dir", r.current_dir},
+                   {"nothing_compared", r.nothing_compared().empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(r.nothing_compared())},
                    {"threshold", r.options.threshold},
                    {"alpha", r.options.alpha},
                    {"environment_changes", nlohmann::json::array()},

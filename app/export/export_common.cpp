@@ -49,6 +49,10 @@ void write_export(ExportReport& report, const std::string& out_dir,
   const std::string dir = ensure_dir(out_dir, report.consumer);
   for (const auto& [name, text] : files) {
     const fs::path path = fs::path(dir) / name;
+    // Names come from the calibration (a device name) and --set: each must stay inside the export.
+    const fs::path inside = fs::path(name).lexically_normal();
+    if (inside.is_absolute() || inside.empty() || *inside.begin() == "..")
+      throw std::runtime_error(path.string() + ": outside " + dir + " (a file name from the calibration or --set)");
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) throw std::runtime_error(path.parent_path().string() + ": cannot create: " + ec.message());

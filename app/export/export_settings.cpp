@@ -53,6 +53,8 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
 
 namespace {
 
+constexpr double kMinFigure = 1e-6, kMaxFigure = 1e9;
+
 const ExportSettingSpec* find_spec(const std::string& key) {
   for (const auto& s : export_setting_specs())
     if (s.key == key) return &s;
@@ -80,6 +82,9 @@ void check_value(const ExportSettingSpec& spec, const std::string& item, const s
       return std::isalnum(c) || c == '.' || c == '_' || c == '-';
     });
     if (!ok) fail("expected a name of letters, digits, '.', '_' or '-'");
+    // The name becomes a folder inside the export: "." and ".." would name the export's own
+    // folder or the one above it.
+    if (value.find_first_not_of('.') == std::string::npos) fail("expected a name, not '" + value + "' (a folder is named after it)");
     return;
   }
   if (spec.kind == SettingKind::kBytes) {
@@ -99,7 +104,9 @@ void check_value(const ExportSettingSpec& spec, const std::string& item, const s
   }
   if (used != value.size() || value.empty() || !std::isfinite(v)) fail("not a number");
   if (spec.kind == SettingKind::kFraction && !(v >= 0 && v < 1)) fail("expected a fraction, 0 <= value < 1");
-  if (spec.kind == SettingKind::kPositive && !(v > 0)) fail("expected a number > 0 (" + spec.unit + ")");
+  // No machine has a figure outside [1e-6, 1e9] in these units: 1e308 or 1e-300 is a typo.
+  if (spec.kind == SettingKind::kPositive && !(v >= kMinFigure && v <= kMaxFigure))
+    fail("expected a number from 1e-6 to 1e9 (" + spec.unit + ")");
   if (spec.kind == SettingKind::kCount && !(v >= 1 && v == std::floor(v) && v < 1e9))
     fail("expected an integer >= 1");
 }

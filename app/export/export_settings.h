@@ -12,12 +12,12 @@
 namespace gpucal::calibration {
 
 enum class SettingKind {
-  kPositive,  // a finite number > 0
+  kPositive,  // a finite number from 1e-6 to 1e9 (no machine's figure lies outside)
   kFraction,  // 0 <= v < 1
   kCount,     // an integer >= 1
   kBytes,     // a size in bytes, 1 to 2^52, with binary suffixes K M G T (as every size axis)
   kWord,      // one of ExportSettingSpec::words
-  kText,      // a name: letters, digits, '.', '_', '-'
+  kText,      // a name: letters, digits, '.', '_', '-' (not '.' or '..': it may name a folder)
 };
 
 struct ExportSettingSpec {

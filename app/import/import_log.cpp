@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "core/formulas/collective_formulas.h"
+#include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
+#include "core/output/strict_json.h"
 
 namespace gpucal::calibration {
 
@@ -25,29 +27,63 @@ std::string lower(std::string s) {
 
 enum class Format { nccl_json, osu, nccl_text, unknown };
 
-Format detect(const std::string& path, const std::vector<LogLine>& lines, nlohmann::json& doc) {
+// nccl-tests -J output: a JSON document (the whole file).
+bool read_json(const std::string& path, const std::vector<LogLine>& lines, nlohmann::json& doc) {
   std::size_t first = 0;
   while (first < lines.size() && trim(lines[first].text).empty()) ++first;
-  if (first < lines.size() && trim(lines[first].text).rfind("{", 0) == 0) {
-    std::ifstream in(path);
-    std::stringstream all;
-    all << in.rdbuf();
-    try {
-      doc = nlohmann::json::parse(all.str());
-    } catch (const nlohmann::json::exception& e) {
-      throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
-    }
-    if (doc.is_object() && doc.contains("results")) return Format::nccl_json;
-    throw ImportError(path, lines[first].number, "JSON without a 'results' list: not nccl-tests -J output");
+  if (first == lines.size() || trim(lines[first].text).rfind("{", 0) != 0) return false;
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  try {
+    doc = parse_json_unique_keys(all.str());
+  } catch (const std::exception& e) {
+    throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
   }
+  if (doc.is_object() && doc.contains("results")) return true;
+  throw ImportError(path, lines[first].number, "JSON without a 'results' list: not nccl-tests -J output");
+}
+
+// The tool whose table a line starts, if any.
+Format table_start(const std::string& text) {
   static const std::regex kOsu(R"(^#\s*OSU\s)");
   static const std::regex kNccl(
-      R"(^(#\s*nThread\s|#\s*nccl-tests version|rccl-tests:\s*Version|#\s+size\s+count\s+type))");
-  for (const auto& l : lines) {
-    if (std::regex_search(l.text, kOsu)) return Format::osu;
-    if (std::regex_search(l.text, kNccl)) return Format::nccl_text;
-  }
+      R"(^(#\s*nThread\s|#\s*nccl-tests version|#\s*Collective test starting:|rccl-tests:\s*Version|#\s+size\s+count\s+type))");
+  if (std::regex_search(text, kOsu)) return Format::osu;
+  if (std::regex_search(text, kNccl)) return Format::nccl_text;
   return Format::unknown;
+}
+
+struct Section {
+  Format format;
+  std::vector<LogLine> lines;
+};
+
+// A log may hold tables of several tools one after another (an OSU run, then nccl-tests): each
+// is read by its own reader. A section starts at a table of another tool than the one before,
+// with the lines above it that belong to it (its command line, blank lines), back to the
+// previous table's last row or comment line.
+std::vector<Section> split_by_tool(const std::vector<LogLine>& lines) {
+  std::vector<Section> sections;
+  std::size_t begin = 0;
+  Format current = Format::unknown;
+  auto belongs_above = [&](std::size_t k) {
+    const auto t = split_whitespace(lines[k].text);
+    return t.empty() || (t[0][0] != '#' && !is_integer_token(t[0]));
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Format f = table_start(lines[i].text);
+    if (f == Format::unknown || f == current) continue;
+    if (current != Format::unknown) {
+      std::size_t cut = i;
+      while (cut > begin && belongs_above(cut - 1)) --cut;
+      sections.push_back({current, {lines.begin() + begin, lines.begin() + cut}});
+      begin = cut;
+    }
+    current = f;
+  }
+  if (current != Format::unknown) sections.push_back({current, {lines.begin() + begin, lines.end()}});
+  return sections;
 }
 
 }  // namespace
@@ -55,16 +91,13 @@ Format detect(const std::string& path, const std::vector<LogLine>& lines, nlohma
 std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
   const std::vector<LogLine> lines = read_log_lines(path);
   nlohmann::json doc;
-  switch (detect(path, lines, doc)) {
-    case Format::nccl_json:
-      return parse_nccl_tests_json(path, doc, options);
-    case Format::osu:
-      return parse_osu(path, lines, options);
-    case Format::nccl_text:
-      return parse_nccl_tests_text(path, lines, options);
-    case Format::unknown:
-      break;
-  }
+  if (read_json(path, lines, doc)) return parse_nccl_tests_json(path, doc, options);
+  std::vector<ImportedRun> runs;
+  for (const Section& section : split_by_tool(lines))
+    for (auto& run : section.format == Format::osu ? parse_osu(path, section.lines, options)
+                                                   : parse_nccl_tests_text(path, section.lines, options))
+      runs.push_back(std::move(run));
+  if (!runs.empty()) return runs;
   throw ImportError(path, lines.empty() ? 0 : 1,
                     lines.empty()
                         ? "empty file"
@@ -115,10 +148,10 @@ int dtype_size_bytes_of(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) {
+namespace {
+
+void resolve_ranks(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   const std::string& file = run.source_file;
-  const LauncherCounts launcher = parse_launcher(run.command_line);
-  // Ranks.
   if (!run.ranks.empty()) {
     std::set<int> ids;
     for (const auto& r : run.ranks) ids.insert(r.rank);
@@ -142,8 +175,7 @@ void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) 
     std::vector<int> inferred;
     for (const auto& p : run.collectives)
       if (p.algbw_gbps && p.busbw_gbps && *p.algbw_gbps >= 0.5)
-        if (auto n = nranks_from_bus_ratio(run.collective, *p.busbw_gbps / *p.algbw_gbps))
-          inferred.push_back(*n);
+        if (auto n = nranks_from_bus_ratio(run.collective, *p.busbw_gbps / *p.algbw_gbps)) inferred.push_back(*n);
     if (!inferred.empty()) {
       std::nth_element(inferred.begin(), inferred.begin() + inferred.size() / 2, inferred.end());
       run.nranks = inferred[inferred.size() / 2];
@@ -155,7 +187,9 @@ void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) 
   if (run.nranks < 1)
     throw ImportError(file, line,
                       "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
-  // Nodes.
+}
+
+void resolve_nodes(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   std::map<std::string, int> per_host;
   for (const auto& r : run.ranks) ++per_host[r.host];
   if (!per_host.empty()) {
@@ -179,26 +213,45 @@ void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) 
     run.nodes_from = "command line";
     run.unknown.push_back("host names: nodes taken from the launcher's command line");
   } else {
-    throw ImportError(file, line,
+    throw ImportError(run.source_file, line,
                       "ranks per node unknown (the log names no hosts and no launcher counts); pass "
                       "--ranks-per-node N");
   }
-  // Device name.
+}
+
+// The device name the ranks report most; --device fills it in where they report none, and is
+// refused where they report another.
+void resolve_device(ImportedRun& run, const ImportOptions& options, int line) {
   std::map<std::string, int> names;
   for (const auto& r : run.ranks)
     if (!trim(r.device_name).empty()) ++names[trim(r.device_name)];
-  if (!names.empty()) {
-    run.device = std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) {
-                   return a.second < b.second;
-                 })->first;
-    if (names.size() > 1)
-      run.notes.push_back("ranks report " + std::to_string(names.size()) + " device names");
-  } else if (!options.device.empty()) {
+  if (names.empty()) {
     run.device = options.device;
-    run.unknown.push_back("device name: from --device");
-  } else {
-    run.unknown.push_back("device name (pass --device NAME)");
+    run.unknown.push_back(options.device.empty() ? "device name (pass --device NAME)" : "device name: from --device");
+    return;
   }
+  run.device = std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) {
+                 return a.second < b.second;
+               })->first;
+  if (!options.device.empty() && !names.count(options.device))
+    throw ImportError(run.source_file, line,
+                      "--device '" + options.device + "' contradicts the log: its ranks report '" + run.device +
+                          "' (drop --device, or import this log apart)");
+  if (names.size() > 1) run.notes.push_back("ranks report " + std::to_string(names.size()) + " device names");
+}
+
+}  // namespace
+
+void resolve_topology(ImportedRun& run, const ImportOptions& options, int line) {
+  if (!options.collective.empty() && run.collective != options.collective)
+    throw ImportError(run.source_file, line,
+                      "--collective " + options.collective + " contradicts the log: this table measured " +
+                          (run.collective.empty() ? run.p2p_pattern + " (point-to-point)" : run.collective) +
+                          " (drop --collective, or import this log apart)");
+  const LauncherCounts launcher = parse_launcher(run.command_line);
+  resolve_ranks(run, options, launcher, line);
+  resolve_nodes(run, options, launcher, line);
+  resolve_device(run, options, line);
 }
 
 void check_printed_bandwidths(const ImportedRun& run, bool time_is_cputime) {

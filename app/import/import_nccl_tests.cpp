@@ -18,6 +18,7 @@
 #include <map>
 #include <regex>
 
+#include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
 #include "core/formulas/collectives.h"
 
@@ -109,8 +110,9 @@ std::optional<int64_t> parse_wrong(const std::string& token, bool& not_validated
     not_validated = true;
     return std::nullopt;
   }
-  if (auto n = parse_integer(t)) return *n;
-  if (auto d = parse_number(t)) return static_cast<int64_t>(*d);  // old versions print 0e+00
+  if (auto n = parse_integer(t); n && *n >= 0 && *n <= kMaxSizeBytes) return *n;
+  // Old versions print the error as a number (0e+00); below 1 it counts no wrong element.
+  if (auto d = parse_number(t); d && *d >= 0 && *d <= static_cast<double>(kMaxSizeBytes)) return static_cast<int64_t>(*d);
   return std::nullopt;
 }
 
@@ -131,7 +133,8 @@ class TextReader {
     }
     finish_run(lines_.size());
     if (runs_.empty())
-      throw ImportError(path_, 1, "no nccl-tests/rccl-tests table (no column header) in this file");
+      throw ImportError(path_, lines_.empty() ? 1 : lines_.front().number,
+                        "no nccl-tests/rccl-tests table (no column header) in this file");
     return std::move(runs_);
   }
 
@@ -191,12 +194,14 @@ class TextReader {
       r.tool_version = "rccl-tests " + m[1].str();
     } else if (std::regex_search(text, m, kRankLine)) {
       if (run_ && has_rows_) finish_run(index);
-      current(index).ranks.push_back({std::stoi(m[1]), m[2], std::stoi(m[3]), m[4], m[5]});
+      const int rank = static_cast<int>(whole_field({path_, line.number, "rank"}, m[1], 0, kMaxRanks - 1));
+      const int device = static_cast<int>(whole_field({path_, line.number, "device"}, m[3], 0, kMaxDeviceIndex));
+      current(index).ranks.push_back({rank, m[2], device, m[4], m[5]});
       current(index).hardware_lines.push_back(trim(text));
     } else if (std::regex_search(text, kLibraryLine)) {
       if (run_) run_->hardware_lines.push_back(trim(text));
     } else if (std::regex_search(text, m, kCycle)) {
-      cycle_ = std::stoi(m[1]) - 1;
+      cycle_ = static_cast<int>(whole_field({path_, line.number, "cycle"}, m[1], 1, kMaxCycles)) - 1;
     } else if (std::regex_search(text, kFooter)) {
       table_.reset();
       table_end_ = index + 1;
@@ -211,7 +216,7 @@ class TextReader {
         group_line_ = text;
       else if (text.find("Reducing maxBytes") != std::string::npos && run_)
         run_->notes.push_back(trim(text.substr(1)));
-    } else if (table_ && !split_whitespace(text).empty() && parse_integer(split_whitespace(text)[0])) {
+    } else if (table_ && !split_whitespace(text).empty() && is_integer_token(split_whitespace(text)[0])) {
       parse_row(index, line);
       table_end_ = index + 1;
     } else if (!trim(text).empty()) {
@@ -222,10 +227,11 @@ class TextReader {
   void parse_thread_header(ImportedRun& run, const LogLine& line) {
     const auto t = split_whitespace(line.text);
     for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+      const FieldAt at{path_, line.number, "'" + t[k] + "'"};
       if (t[k] == "iters:" && k > 0 && t[k - 1] != "warmup" && t[k - 1] != "agg")
-        iterations_ = parse_integer(t[k + 1]).value_or(0);
-      if (t[k] == "graph:") run.graph = parse_integer(t[k + 1]).value_or(0) > 0;
-      if (t[k] == "validation:") run.validated = parse_integer(t[k + 1]).value_or(1) != 0;
+        iterations_ = whole_field(at, t[k + 1], 0, kMaxIterations);
+      if (t[k] == "graph:") run.graph = whole_field(at, t[k + 1], 0, kMaxIterations) > 0;
+      if (t[k] == "validation:") run.validated = whole_field(at, t[k + 1], 0, kMaxIterations) != 0;
     }
     run.hardware_lines.push_back(trim(line.text));
   }
@@ -249,12 +255,11 @@ class TextReader {
       throw ImportError(path_, line.number,
                         "data row has " + std::to_string(t.size()) + " fields, the column header at line " +
                             std::to_string(l.line) + " has " + std::to_string(l.fields));
-    const auto size = parse_integer(t[l.size]);
-    const auto count = parse_integer(t[l.count]);
-    if (!size || *size < 0 || !count || *count < 0)
-      throw ImportError(path_, line.number, "size and count must be non-negative integers");
+    const int n = line.number;
+    const int64_t size = size_field({path_, n, "column 'size'"}, t[l.size]);
+    const int64_t count = whole_field({path_, n, "column 'count'"}, t[l.count], 0, std::max<int64_t>(size, 0));
     has_rows_ = true;
-    if (*size == 0) {
+    if (size == 0) {
       ++zero_rows_;
       return;
     }
@@ -262,32 +267,21 @@ class TextReader {
       CollectivePoint p;
       p.dtype = gpucal_dtype(t[l.type]);
       p.op = l.redop >= 0 && t[l.redop] != "none" ? t[l.redop] : "";
-      if (l.root >= 0) {
-        const auto root = parse_integer(t[l.root]);
-        if (!root) throw ImportError(path_, line.number, "root '" + t[l.root] + "' is not an integer");
-        p.root = *root;
-      }
+      if (l.root >= 0) p.root = whole_field({path_, n, "column 'root'"}, t[l.root], -1, kMaxRanks - 1);
       p.in_place = b.in_place;
-      p.size_bytes = static_cast<double>(*size);
-      p.printed_count = *count;
-      const auto time = parse_number(t[b.time]);
-      const auto algbw = parse_number(t[b.algbw]);
-      const auto busbw = parse_number(t[b.busbw]);
-      if (!time || !(*time > 0) || !algbw || !busbw)
-        throw ImportError(path_, line.number,
-                          "time/algbw/busbw must be numbers with time > 0: '" + t[b.time] + " " + t[b.algbw] +
-                              " " + t[b.busbw] + "'");
-      p.time_us = *time;
-      p.algbw_gbps = *algbw;
-      p.busbw_gbps = *busbw;
+      p.size_bytes = static_cast<double>(size);
+      p.printed_count = count;
+      p.time_us = time_field({path_, n, "column 'time'"}, t[b.time]);
+      p.algbw_gbps = rate_field({path_, n, "column 'algbw'"}, t[b.algbw]);
+      p.busbw_gbps = rate_field({path_, n, "column 'busbw'"}, t[b.busbw]);
       bool not_validated = false;
       p.wrong = parse_wrong(t[b.wrong], not_validated);
       if (!p.wrong && !not_validated)
-        throw ImportError(path_, line.number, "#wrong must be a count or N/A, got '" + t[b.wrong] + "'");
+        throw ImportError(path_, n, "column '#wrong': expected a count from 0 to 2^50 or N/A, got '" + t[b.wrong] + "'");
       if (not_validated) any_not_validated_ = true;
       p.iterations = iterations_;
       p.cycle = cycle_;
-      p.line = line.number;
+      p.line = n;
       run_->collectives.push_back(p);
     }
   }

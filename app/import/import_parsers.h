@@ -25,7 +25,8 @@ std::string collective_from_program(const std::string& program);
 
 // Rank count, node count, ranks per node and device name of a run from its rank lines, the
 // user's options, its launcher's command line or (nccl-tests) its busbw/algbw ratio, in that
-// order; records where each came from. Throws ImportError (at `line`) when one stays unknown.
+// order; records where each came from. Throws ImportError (at `line`) when one stays unknown,
+// or when --collective or --device says otherwise than the log.
 void resolve_topology(ImportedRun& run, const ImportOptions& options, int line);
 
 // A printed algbw must equal size/time and busbw/algbw the collective's bus factor at the

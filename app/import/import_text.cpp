@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/import/import_log.h"
+#include "app/import/import_numbers.h"
 #include "core/output/file_io.h"
 
 namespace gpucal::calibration {
@@ -39,11 +40,13 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
     std::smatch m;
     if (std::regex_search(raw, m, kTimestamp)) raw = m.suffix();
     if (std::regex_search(raw, m, kTagOutput)) {
-      line.tag_rank = std::stoi(m[1]);
+      line.tag_rank =
+          static_cast<int>(whole_field({path, number, "the rank of the launcher prefix"}, m[1], 0, kMaxRanks - 1));
       line.from_stderr = m[2] == "stderr";
       raw = m.suffix();
-    } else if (std::regex_search(raw, m, kSrunLabel)) {
-      line.tag_rank = std::stoi(m[1]);
+    } else if (std::regex_search(raw, m, kSrunLabel) && parse_integer(m[1]).value_or(kMaxRanks) < kMaxRanks) {
+      // A larger number before ": " is text of the log, not srun's rank label.
+      line.tag_rank = static_cast<int>(*parse_integer(m[1]));
       raw = m.suffix();
     }
     // Indentation (a log pasted into Markdown or reStructuredText) carries no meaning.
@@ -158,10 +161,11 @@ LauncherCounts parse_launcher(const std::string& command_line) {
       return a.substr(2);
     return std::nullopt;
   };
+  // A count no launcher takes (0, 99999999999) is no count: the rank count stays unknown.
   auto as_int = [](const std::optional<std::string>& v) -> std::optional<int> {
     if (!v) return std::nullopt;
     const auto n = parse_integer(*v);
-    if (!n || *n < 1) return std::nullopt;
+    if (!n || *n < 1 || *n > kMaxRanks) return std::nullopt;
     return static_cast<int>(*n);
   };
   for (std::size_t i = 1; i < t.size(); ++i) {
@@ -185,8 +189,7 @@ LauncherCounts parse_launcher(const std::string& command_line) {
         while (std::getline(in, item, ',')) {
           ++nodes;
           const auto colon = item.rfind(':');
-          const auto slots =
-              colon == std::string::npos ? std::nullopt : parse_integer(item.substr(colon + 1));
+          const auto slots = colon == std::string::npos ? std::nullopt : as_int(item.substr(colon + 1));
           if (slots)
             largest = std::max<int>(largest, static_cast<int>(*slots));
           else
@@ -198,11 +201,12 @@ LauncherCounts parse_launcher(const std::string& command_line) {
       if (auto map = value_of(i, "--map-by")) {
         static const std::regex kPpr(R"(ppr:(\d+):node)");
         std::smatch m;
-        if (std::regex_search(*map, m, kPpr)) c.ranks_per_node = std::stoi(m[1]);
+        if (std::regex_search(*map, m, kPpr)) c.ranks_per_node = as_int(m[1].str());
       }
     }
   }
-  if (!c.nranks && c.nnodes && c.ranks_per_node) c.nranks = *c.nnodes * *c.ranks_per_node;
+  if (!c.nranks && c.nnodes && c.ranks_per_node && int64_t{*c.nnodes} * *c.ranks_per_node <= kMaxRanks)
+    c.nranks = *c.nnodes * *c.ranks_per_node;
   if (!c.nnodes && c.nranks && c.ranks_per_node)
     c.nnodes = (*c.nranks + *c.ranks_per_node - 1) / *c.ranks_per_node;
   if (!c.ranks_per_node && c.nranks && c.nnodes) c.ranks_per_node = (*c.nranks + *c.nnodes - 1) / *c.nnodes;

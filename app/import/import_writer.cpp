@@ -14,6 +14,7 @@
 #include "app/common/calibration_json.h"
 #include "core/formulas/collective_formulas.h"
 #include "core/output/csv_sink.h"
+#include "core/output/file_io.h"
 #include "core/output/result_columns.h"
 
 namespace gpucal::calibration {
@@ -258,8 +259,10 @@ int write_bench(const std::string& dir, const std::string& bench, const std::vec
     }
     sources.push_back(source_json(run, static_cast<int>((run.*points).size())));
   }
-  if (sink)
+  if (sink) {
+    sink->close();
     write_json_file(sidecar(bench, command_line, sources, total, failed), dir + "/" + bench + ".json");
+  }
   return total;
 }
 
@@ -277,24 +280,28 @@ std::string describe(const ImportedRun& run) {
 
 ImportSummary write_imported_results(const std::vector<ImportedRun>& runs, const std::string& out_dir,
                                      const std::vector<std::string>& command_line) {
-  if (fs::exists(out_dir) && !(fs::is_directory(out_dir) && fs::is_empty(out_dir)))
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !(fs::is_directory(out_dir, ec) && fs::is_empty(out_dir, ec)))
     throw std::runtime_error(out_dir +
                              ": exists and is not empty; gpucal import writes a new results folder");
   const fs::path target = fs::absolute(out_dir);
   const fs::path staging =
       target.parent_path() / ("." + target.filename().string() + ".import-" + std::to_string(::getpid()));
-  fs::remove_all(staging);
-  fs::create_directories(staging);
   ImportSummary summary;
+  std::error_code ignored;
   try {
+    fs::remove_all(staging, ignored);
+    fs::create_directories(staging);
     summary.collective_rows = write_bench(staging.string(), "collectives", collectives_columns(), runs,
                                           command_line, &ImportedRun::collectives, collective_row);
     summary.p2p_rows =
         write_bench(staging.string(), "p2p", p2p_columns(), runs, command_line, &ImportedRun::p2p, p2p_row);
     if (fs::exists(target)) fs::remove(target);  // empty, checked above
     fs::rename(staging, target);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(staging, ignored);
+    throw std::runtime_error("--out " + out_dir + ": " + filesystem_error_text(e));
   } catch (...) {
-    std::error_code ignored;
     fs::remove_all(staging, ignored);
     throw;
   }

@@ -29,12 +29,10 @@ OverlapPolicy parse_overlap(const std::string& text) {
   for (std::size_t start = 0; start <= text.size();) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     item = text.substr(start, comma - start);
-    if (item == "tp")
-      p.tp = true;
-    else if (item == "dp")
-      p.dp = true;
-    else
-      throw UsageError("--overlap: expected none, tp, dp or tp,dp, got '" + text + "'");
+    bool* flag = item == "tp" ? &p.tp : item == "dp" ? &p.dp : nullptr;
+    if (!flag) throw UsageError("--overlap: expected none, tp, dp or tp,dp, got '" + text + "'");
+    if (*flag) throw UsageError("--overlap: '" + item + "' given twice in '" + text + "'");
+    *flag = true;
     start = comma + 1;
   }
   return p;

@@ -30,8 +30,8 @@ void validate(const RunOptions& o) {
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: unknown backend '" + o.backend + "' (expected auto, cuda, hip or host)");
   if (!o.threads.empty() && o.threads != "all") {
-    const std::string why = gpucal::check_number_text(o.threads, true, {.min = 1, .max = 1024});
-    if (!why.empty()) throw std::invalid_argument("--threads: " + why + " or 'all'");
+    if (!gpucal::check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
+      throw std::invalid_argument("--threads: expected a count from 1 to 1024 or 'all', got '" + o.threads + "'");
   }
   if (!o.bin_dir.empty() && !fs::is_directory(o.bin_dir))
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/output/metadata.h"
+#include "core/output/run_files.h"
 #include "core/driver/op.h"
 #include "core/driver/run_config.h"
 #include "core/measure/watchdog.h"
@@ -47,6 +48,9 @@ struct BenchSpec {
       make_world_ops;
   // Default of --timeout (seconds without progress before the watchdog aborts; 0: off).
   double default_timeout_s = 0;
+  // Optional: files that sum up the whole run, {suffix, content} (".best.csv"), asked for when
+  // the run is over and written beside --out with its rows, only when they are complete.
+  std::function<Summaries()> summary_files;
 };
 
 int bench_main(int argc, char** argv, const BenchSpec& spec);

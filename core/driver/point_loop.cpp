@@ -4,16 +4,19 @@
 
 #include <stdexcept>
 
+#include "core/driver/gbench_context.h"
 #include "core/driver/rank_agreement.h"
 
 namespace gpucal {
 
 void run_points_as_root(const std::vector<std::unique_ptr<Op>>& ops, PointLoop& loop, Progress& progress) {
+  GbenchContextFilter context(loop.ctx.config.quiet);
   for (size_t i = 0; i < ops.size(); ++i) {
     Op* raw = ops[i].get();
     const int index = static_cast<int>(i);
     benchmark::RegisterBenchmark(raw->point().c_str(),
-                                 [raw, index, &loop, &progress](benchmark::State& state) {
+                                 [raw, index, &loop, &progress, &context](benchmark::State& state) {
+                                   context.release();
                                    if (!loop.sinks.write_failure().empty()) {
                                      state.SkipWithError("not run: an earlier row could not be written");
                                      return;
@@ -31,6 +34,7 @@ void run_points_as_root(const std::vector<std::unique_ptr<Op>>& ops, PointLoop& 
         ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();
+  context.release();
   loop.watchdog.arm("ending the run on every rank");
   share_point_index(loop.world, -1);
 }

@@ -19,6 +19,15 @@ std::string gpu_runtime_of(const RunConfig& config) {
 
 void assign_device(World& world, RunConfig& config) {
   const bool threads = world.kind() == "threads";
+  // The host backend has one device: a --device it would ignore is refused, not dropped
+  // (--backend auto with a device the GPUs lack would quietly run on the host).
+  if (config.device != 0 && resolve_backend_name(config.backend, config.device) == "host") {
+    const std::string gpu = gpu_runtime_of(config);
+    throw UsageError("--device " + std::to_string(config.device) + ": " +
+                     (gpu.empty() ? "the host backend has one device, 0 (a GPU device needs --backend cuda or hip)"
+                                  : gpu + " has " + std::to_string(gpu_device_count(gpu)) +
+                                        " usable device(s); --backend auto would run on the host instead"));
+  }
   if ((world.size() == 1 && !threads) || config.backend == "host") return;
   const std::string gpu = gpu_runtime_of(config);
   if (gpu.empty()) return;

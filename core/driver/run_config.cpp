@@ -2,11 +2,20 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <sstream>
 
 #include "core/errors.h"
 #include "core/driver/flag_checks.h"
 
 namespace gpucal {
+
+namespace {
+std::string format_seconds(double s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+}  // namespace
 
 void add_common_options(CLI::App& app, RunConfig& c) {
   app.add_option("--backend", c.backend, "auto | cuda | hip | host (auto: a GPU if present, else host)")
@@ -21,10 +30,12 @@ void add_common_options(CLI::App& app, RunConfig& c) {
   add_number(app, "--max-time-per-point", c.measure.max_time_s,
              "seconds of sampling per point at most (counted after warm-up; extended to reach --min-samples)",
              {.min = 0, .max = 86400, .min_exclusive = true})
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&c](const std::string&) { c.max_time_given = true; });
   add_number(app, "--min-time-per-point", c.measure.min_time_s,
              "seconds of sampling per point at least (--benchmark_min_time sets it too)", {.min = 0, .max = 86400})
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&c](const std::string&) { c.min_time_given = true; });
   add_number(app, "--min-samples", c.measure.min_samples,
              "samples every point takes, even past --max-time-per-point; the noise target stops it only after them",
              {.min = 1, .max = static_cast<double>(c.measure.max_samples)})
@@ -44,7 +55,13 @@ void finalize_config(RunConfig& c) {
     throw UsageError("--backend: unknown backend '" + c.backend + "' (expected auto, cuda, hip or host)");
   if (c.regime != "cold" && c.regime != "hot") throw UsageError("--regime: expected cold or hot, got '" + c.regime + "'");
   c.measure.cold = c.regime == "cold";
-  // A floor above the cap raises the cap: sampling lasts at least the floor.
+  // Both flags given, the floor above the cap, is a contradiction. A floor above the default
+  // cap, or Google Benchmark's --benchmark_min_time (its "at least"), raises the cap: sampling
+  // lasts at least the floor.
+  if (c.max_time_given && c.min_time_given && c.measure.min_time_s > c.measure.max_time_s)
+    throw UsageError("--min-time-per-point " + format_seconds(c.measure.min_time_s) +
+                     " is above --max-time-per-point " + format_seconds(c.measure.max_time_s) +
+                     ": lower the one or raise the other");
   c.measure.max_time_s = std::max(c.measure.max_time_s, c.measure.min_time_s);
   if (!c.inject_fault.empty() && c.inject_fault != "corrupt-output")
     throw UsageError("--inject-fault: expected corrupt-output");

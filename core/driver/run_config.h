@@ -23,6 +23,8 @@ struct RunConfig {
   bool quiet = false;
   std::string regime = "cold";    // cold | hot
   MeasureConfig measure;
+  bool max_time_given = false;    // --max-time-per-point was on the command line
+  bool min_time_given = false;    // --min-time-per-point was (--benchmark_min_time is not counted)
   std::string combine = "max";    // per-sample combination across ranks: max | avg | min
   uint64_t seed = 20240601;       // base of every point's input seed
   std::string inject_fault;       // test-only: "corrupt-output" makes verification fail

@@ -25,7 +25,7 @@ std::function<void(const std::string&, double)> watchdog_report(const std::strin
     line << prog << ": watchdog: rank " << w->rank() << " of " << w->size() << " on " << w->hostname()
          << ": no progress for " << seconds << " s in " << what
          << "; aborting the communicators and ending this rank (rows measured so far are in "
-         << (out.empty() ? "no CSV: --out not given" : out) << ")";
+         << (out.empty() ? "no CSV: --out not given" : partial_path(out)) << ")";
     write_stderr_line(line.str());
   };
 }
@@ -118,12 +118,12 @@ class RankRun {
   }
 
   int finish(const RunTally& tally) {
-    const int code = sinks_.finish(meta_, tally, watchdog_);
+    const int code = sinks_.finish(meta_, tally, watchdog_,
+                                   launch_.spec.summary_files ? launch_.spec.summary_files() : Summaries{});
     watchdog_.disarm();
     if (!sinks_.write_failure().empty()) {
       write_stderr_line(prog_ + ": error: " + sinks_.write_failure() + "; the run stopped after " +
-                        std::to_string(tally.rows) +
-                        " point(s), and the rows written before the failure are whole");
+                        std::to_string(tally.rows) + " point(s); " + sinks_.leftover());
       return 1;
     }
     if (tally.failures > 0 && world_.is_root())

@@ -1,7 +1,5 @@
 #include "core/driver/run_sinks.h"
 
-#include <cstdlib>
-
 #include "core/driver/driver.h"
 #include "core/output/file_io.h"
 
@@ -11,36 +9,34 @@ void RunSinks::open(const RunConfig& config, const std::vector<std::string>& col
                     bool write) {
   json_path_ = config.out.empty() ? "" : sidecar_path(config.out, ".json");
   if (!write) return;
-  csv_ = std::make_unique<CsvSink>(config.out, columns);
-  samples_ = std::make_unique<SamplesSink>(sidecar_path(config.out, ".samples.csv"));
-  meta.write(json_path_);
+  files_ = std::make_unique<RunFiles>(config.out, columns, meta.text());
 }
 
 void RunSinks::write(const Row& row, const Measurement* m) {
-  if (!write_failure_.empty()) return;
+  if (!write_failure_.empty() || !files_) return;
   try {
-    if (samples_ && m)
-      samples_->write(row.get("point"), std::atoi(row.get("repetition").c_str()), m->sample_seconds);
-    if (csv_) csv_->write(row);
+    files_->write(row, m ? &m->sample_seconds : nullptr);
   } catch (const WriteError& e) {
     write_failure_ = e.what();
   }
 }
 
-int RunSinks::finish(Metadata& meta, const RunTally& tally, Watchdog& watchdog) {
+int RunSinks::finish(Metadata& meta, const RunTally& tally, Watchdog& watchdog, const Summaries& summaries) {
   int code = tally.failures > 0 || !write_failure_.empty() ? 1 : 0;
-  if (!csv_) return code;
+  if (!files_) return code;
   watchdog.arm("writing the sidecar " + json_path_);
   meta.finish(tally.rows, tally.failures, code);
   try {
-    if (write_failure_.empty()) meta.write(json_path_);
-    csv_->close();
-    samples_->close();
+    if (write_failure_.empty()) files_->commit(meta.text(), summaries);
   } catch (const WriteError& e) {
     write_failure_ = e.what();
     code = 1;
   }
   return code;
+}
+
+std::string RunSinks::leftover() const {
+  return files_ ? files_->leftover() : "rows written before the failure are whole";
 }
 
 }  // namespace gpucal

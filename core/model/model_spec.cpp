@@ -3,9 +3,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "core/errors.h"
 #include "core/output/file_io.h"
+#include "core/output/strict_json.h"
 #include "core/model/bounds.h"
 
 namespace gpucal::model {
@@ -132,6 +134,9 @@ Field field(T ModelSpec::*member) {
               m.*member = v.get<double>();
             } else {
               if (!v.is_number_integer()) throw UsageError(where + ": expected an integer");
+              // 2^64 - 1 read as int64_t would be -1.
+              if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX})
+                throw UsageError(where + ": " + v.dump() + " is out of range");
               m.*member = v.get<int64_t>();
             }
           },
@@ -204,11 +209,15 @@ ModelSpec load_model_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UsageError("--model-config: cannot read '" + path + "'");
   nlohmann::json doc;
+  std::stringstream text;
+  text << in.rdbuf();
   try {
-    doc = nlohmann::json::parse(in);
+    doc = parse_json_unique_keys(text.str());
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     throw UsageError("--model-config " + path + ": not valid JSON (" + what.substr(what.find(' ') + 1) + ")");
+  } catch (const DuplicateKeyError& e) {
+    throw UsageError("--model-config " + path + ": " + e.what() + " (which one is meant?)");
   }
   return model_from_json(doc, path);
 }

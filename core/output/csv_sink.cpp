@@ -25,7 +25,7 @@ namespace {
 // Opening errors are bad input (exit 2): the --out path, or another run holding it.
 AppendFile open_output(const std::string& path, AppendFile::Lock lock) {
   try {
-    return AppendFile(path, lock);
+    return AppendFile(path, lock, AppendFile::Staging::partial);
   } catch (const OpenError& e) {
     throw UsageError(e.what());
   }
@@ -43,7 +43,12 @@ std::vector<std::string> with_common(const std::vector<std::string>& bench_colum
 
 CsvSink::CsvSink(const std::string& path, const std::vector<std::string>& bench_columns)
     : columns_(with_common(bench_columns)), out_(open_output(path, AppendFile::Lock::exclusive)) {
-  out_.append(csv_record(columns_));
+  try {
+    out_.append(csv_record(columns_));
+  } catch (...) {
+    out_.discard();  // a full disk leaves no empty file behind
+    throw;
+  }
 }
 
 void CsvSink::write(const Row& row) {
@@ -54,10 +59,16 @@ void CsvSink::write(const Row& row) {
   for (const auto& column : columns_)
     cells.push_back(column == "schema_version" ? std::to_string(kCsvSchemaVersion) : row.get(column));
   out_.append(csv_record(cells));  // one write: a crash later loses nothing measured, and no half row
+  ++rows_;
 }
 
 SamplesSink::SamplesSink(const std::string& path) : out_(open_output(path, AppendFile::Lock::none)) {
-  out_.append("point,sample,time_us,repetition\n");
+  try {
+    out_.append("point,sample,time_us,repetition\n");
+  } catch (...) {
+    out_.discard();
+    throw;
+  }
 }
 
 void SamplesSink::write(const std::string& point, int repetition, const std::vector<double>& sample_seconds) {

@@ -39,9 +39,16 @@ int sync_fd(int fd) {
 
 }  // namespace
 
-AppendFile::AppendFile(const std::string& path, Lock lock) : path_(path) {
+std::string partial_path(const std::string& path) { return path + ".partial"; }
+
+AppendFile::AppendFile(const std::string& path, Lock lock, Staging staging) : path_(path), written_(path) {
+  struct stat target {};
+  const bool exists = ::stat(path.c_str(), &target) == 0;
+  if (exists && S_ISDIR(target.st_mode)) throw OpenError("cannot create '" + path + "': " + reason(EISDIR));
+  // A device or a pipe is written in place: there is nothing to rename onto it.
+  if (staging == Staging::partial && !(exists && !S_ISREG(target.st_mode))) written_ = partial_path(path);
   // No O_TRUNC: a second run must not empty the file before it learns that the first holds it.
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(written_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw OpenError("cannot create '" + path + "': " + reason(errno));
   if (lock == Lock::exclusive && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -57,7 +64,7 @@ AppendFile::AppendFile(const std::string& path, Lock lock) : path_(path) {
     const int err = errno;
     ::close(fd_);
     fd_ = -1;
-    throw OpenError("cannot truncate '" + path + "': " + reason(err));
+    throw OpenError("cannot truncate '" + written_ + "': " + reason(err));
   }
 }
 
@@ -69,23 +76,39 @@ void AppendFile::fail(int err) {
   // Leave whole appends only: a row cut by a full disk is removed, and the next append
   // (if any) starts where that row started.
   if (regular_ && fd_ >= 0 && ::ftruncate(fd_, whole_bytes_) == 0) ::lseek(fd_, whole_bytes_, SEEK_SET);
-  throw WriteError("cannot write '" + path_ + "': " + reason(err));
+  throw WriteError("cannot write '" + written_ + "': " + reason(err));
 }
 
 void AppendFile::append(const std::string& bytes) {
-  if (fd_ < 0) throw WriteError("cannot write '" + path_ + "': already closed");
+  if (fd_ < 0) throw WriteError("cannot write '" + written_ + "': already closed");
   if (const int err = write_all(fd_, bytes.data(), bytes.size())) fail(err);
   whole_bytes_ += static_cast<long long>(bytes.size());
 }
 
-void AppendFile::close() {
+void AppendFile::finish() {
   if (fd_ < 0) return;
   const int err = regular_ ? sync_fd(fd_) : 0;
   const int closed = ::close(fd_);
   const int close_err = closed != 0 ? errno : 0;
   fd_ = -1;
-  if (err) throw WriteError("cannot write '" + path_ + "': " + reason(err));
-  if (close_err) throw WriteError("cannot write '" + path_ + "': " + reason(close_err));
+  if (err) throw WriteError("cannot write '" + written_ + "': " + reason(err));
+  if (close_err) throw WriteError("cannot write '" + written_ + "': " + reason(close_err));
+}
+
+void AppendFile::close() {
+  finish();
+  if (written_.empty() || written_ == path_) return;
+  if (std::rename(written_.c_str(), path_.c_str()) != 0)
+    throw WriteError("cannot rename '" + written_ + "' to '" + path_ + "': " + reason(errno));
+  written_ = path_;
+}
+
+void AppendFile::discard() {
+  if (fd_ < 0 && written_ == path_) return;  // closed: complete, or written in place
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!written_.empty() && written_ != path_) ::unlink(written_.c_str());
+  written_.clear();
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
@@ -129,5 +152,18 @@ std::string not_a_regular_file(const std::string& path) {
   if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
   if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
   return "is a device, not a regular file";
+}
+}  // namespace gpucal
+
+namespace gpucal {
+std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
+  std::string what = e.what();
+  const std::string prefix = "filesystem error: ", reason = e.code().message();
+  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+  const auto cut = what.find(": " + reason);
+  std::string text = what.substr(0, cut);  // the operation: "cannot create directories"
+  if (!e.path1().empty()) text += " '" + e.path1().string() + "'";
+  if (!e.path2().empty()) text += " and '" + e.path2().string() + "'";
+  return text + ": " + reason;
 }
 }  // namespace gpucal

@@ -3,10 +3,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 
 #include "gpucal/version.h"
 #include "core/errors.h"
@@ -97,6 +99,17 @@ std::string iso8601_now() {
   return buf;
 }
 
+nlohmann::json google_benchmark_json() {
+  // Its build type shows only in its context block (core/driver/gbench_context.h).
+  std::ostringstream context;
+  benchmark::BenchmarkReporter::PrintBasicContext(&context, benchmark::BenchmarkReporter::Context());
+  const bool debug = context.str().find("Library was built as DEBUG") != std::string::npos;
+  return {{"version", GPUCAL_GBENCH_VERSION},
+          {"build_type", debug ? "debug" : "release"},
+          {"role", "registers, filters and reports the points; the times are gpucal's own (events or "
+                   "steady_clock per sample), so its build type does not affect them"}};
+}
+
 Metadata::Metadata(const RunConfig& c, const Backend& backend) {
   doc_["metadata_schema_version"] = 1;
   doc_["csv_schema_version"] = 1;
@@ -121,6 +134,7 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"seed", c.seed}};
   doc_["libraries"] = nlohmann::json::object();
   doc_["libraries"]["openblas"] = openblas_get_config();
+  doc_["libraries"]["google_benchmark"] = google_benchmark_json();
 }
 
 void Metadata::add_library(const std::string& name, const std::string& version) { doc_["libraries"][name] = version; }
@@ -128,7 +142,7 @@ void Metadata::add_library(const std::string& name, const std::string& version) 
 void Metadata::write(const std::string& path) const {
   // Readers never see a half-written sidecar, and a failed write keeps the previous one.
   try {
-    write_file_atomic(path, doc_.dump(2) + "\n");
+    write_file_atomic(path, text());
   } catch (const OpenError& e) {
     throw UsageError(e.what());
   }

@@ -1,5 +1,6 @@
 // The JSON sidecar: what a reader needs to trust and reproduce a CSV. Written when the run
-// starts (so a crash still leaves it) and rewritten with the end time and row counts.
+// starts (X.json.partial, beside the partial rows: core/output/run_files.h) and written again
+// with the end time and row counts when the run is complete.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@ nlohmann::json environment_json();
 // One line per setting that changes what a library measures here (OPENBLAS_CORETYPE).
 std::vector<std::string> environment_warnings(const nlohmann::json& environment);
 std::string iso8601_now();
+// Google Benchmark's version and build type ({"version", "build_type": "debug" | "release", "role"}).
+nlohmann::json google_benchmark_json();
 // The shared libraries this process loaded, [{name, path}] (core/backend/loaded_libraries.h).
 nlohmann::json loaded_libraries_json();
 
@@ -29,6 +32,7 @@ class Metadata {
   nlohmann::json& doc() { return doc_; }
   // Library name -> version, e.g. {"cublasLt", "13.0.0"}.
   void add_library(const std::string& name, const std::string& version);
+  std::string text() const { return doc_.dump(2) + "\n"; }
   // Atomic: throws UsageError when the path cannot be created, WriteError when writing fails.
   void write(const std::string& path) const;
   void finish(int rows, int failures, int exit_code);

@@ -40,6 +40,7 @@ nlohmann::json calibration_of(const std::string& dir, const std::vector<std::pai
         row.set("size_bytes", s).set("bus_factor", allreduce_bus_factor(n));
         sink.write(row);
       }
+    sink.close();
   }
   return {{"communication", fit_communication(load_results_dir(dir))}};
 }

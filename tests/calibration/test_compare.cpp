@@ -141,6 +141,32 @@ TEST(Compare, MarkdownAndJunitReports) {
   EXPECT_EQ(xml_escape("a<b&\"c\""), "a&lt;b&amp;&quot;c&quot;");
 }
 
+// Two runs with no point in common compare nothing: a failure with its reason in every report,
+// never a pass with every test case skipped.
+TEST(Compare, NothingComparedIsAFailureInEveryReport) {
+  Runs runs{testing::fresh_temp_dir("base"), testing::fresh_temp_dir("cur")};
+  const std::string header = "bench,point,status,regime,samples,time_us_median,time_us_p10,time_us_p90\n";
+  std::ofstream(runs.base + "/gemm.csv") << header << "gemm,p/1,ok,hot,1,1,1,1\n";
+  std::ofstream(runs.cur + "/gemm.csv") << header << "gemm,p/2,ok,hot,1,1,1,1\n";
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  EXPECT_EQ(r.failures(), 0);  // no point regressed; the comparison as a whole failed
+  EXPECT_NE(r.nothing_compared().find("no point is ok in both runs (1 only in the baseline, 1 only in the current"),
+            std::string::npos)
+      << r.nothing_compared();
+  write_compare_junit(r, runs.cur + "/junit.xml");
+  const std::string junit = testing::read_text(runs.cur + "/junit.xml");
+  EXPECT_NE(junit.find("tests=\"3\" failures=\"1\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<failure message=\"nothing was compared"), std::string::npos) << junit;
+  std::ostringstream console;
+  print_compare_console(r, console);
+  EXPECT_NE(console.str().find("FAILED: nothing was compared"), std::string::npos);
+  EXPECT_FALSE(compare_to_json(r)["nothing_compared"].is_null());
+  // The same data twice compares every point: nothing to report.
+  const CompareResult same = compare_runs(load_results_dir(runs.base), load_results_dir(runs.base), {});
+  EXPECT_EQ(same.nothing_compared(), "");
+  EXPECT_TRUE(compare_to_json(same)["nothing_compared"].is_null());
+}
+
 // --benchmark_repetitions=N writes N rows of one point (repetition 0..N-1): compare treats
 // them as one point, over their pooled samples; a repeated (point, repetition) is an error.
 void write_gemm(const std::string& dir, const std::vector<std::pair<int, std::vector<double>>>& reps) {

@@ -36,7 +36,9 @@ TEST(ExportSettings, ParsesKnownKeysAndRejectsBadOnesWithTheItemNamed) {
   };
   EXPECT_NE(error_of({"processor_usag=0.05"}).find("unknown key 'processor_usag'"), std::string::npos);
   EXPECT_NE(error_of({"processor_usage=1.5"}).find("fraction"), std::string::npos);
-  EXPECT_NE(error_of({"memory_gbps=-3"}).find("> 0"), std::string::npos);
+  for (const char* figure : {"memory_gbps=-3", "memory_gbps=1e308", "memory_gbps=1e-300", "inter_alpha_us=0"})
+    EXPECT_NE(error_of({figure}).find("expected a number from 1e-6 to 1e9"), std::string::npos) << figure;
+  EXPECT_NE(error_of({"vtrain_gpu_name=.."}).find("not '..'"), std::string::npos);
   EXPECT_NE(error_of({"memory_gbps=fast"}).find("not a number"), std::string::npos);
   EXPECT_NE(error_of({"memory_gbps=nan"}).find("not a number"), std::string::npos);
   EXPECT_NE(error_of({"nodes=2.5"}).find("integer"), std::string::npos);

@@ -7,6 +7,7 @@
 
 #include "app/common/csv_table.h"
 #include "tests/calibration/import_test_util.h"
+#include "app/import/import_text.h"
 #include "app/import/import_writer.h"
 #include "app/common/results_dir.h"
 
@@ -89,6 +90,40 @@ TEST(ImportFixtures, TablesSeparatedOnlyByShellPromptsEachTakeTheirOwnCommandLin
   EXPECT_EQ(runs[1].program, "all_gather_perf");
   EXPECT_DOUBLE_EQ(runs[1].collectives.front().size_bytes, 32);  // the zero-byte rows are skipped
   EXPECT_EQ(runs[2].collectives.front().root, 0);
+}
+
+// One log holding an OSU table and then an nccl-tests table (two tools' output pasted into one
+// file): each table is read by its own reader, with its own command line.
+TEST(ImportFixtures, TablesOfTwoToolsInOneLogAreReadApart) {
+  const std::string dir = testing::fresh_temp_dir();
+  const std::string mixed = testing::read_text(fixture("osu_bw_alps_slingshot_ompi")) + "\n" +
+                            testing::read_text(fixture("nccl_l40s_tcp_2x1"));
+  const auto runs = import_log(testing::write_file(dir, "mixed.log", mixed), {});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].format, "osu");
+  EXPECT_EQ(runs[0].p2p_pattern, "sendrecv");
+  EXPECT_EQ(runs[0].p2p.size(), import_log(fixture("osu_bw_alps_slingshot_ompi"), {})[0].p2p.size());
+  for (const auto& p : runs[0].p2p) EXPECT_LE(p.size_bytes, 4194304) << "an nccl-tests row read as OSU's";
+  EXPECT_EQ(runs[1].format, "nccl-tests");
+  EXPECT_EQ(runs[1].collective, "allreduce");
+  EXPECT_EQ(runs[1].device, "NVIDIA L40S");
+  EXPECT_EQ(runs[1].collectives.size(), import_log(fixture("nccl_l40s_tcp_2x1"), {})[0].collectives.size());
+  EXPECT_NE(runs[1].command_line.find("all_reduce_perf"), std::string::npos) << runs[1].command_line;
+  EXPECT_EQ(runs[0].command_line.find("all_reduce_perf"), std::string::npos) << runs[0].command_line;
+}
+
+// A number that is no rank label ("99999999999: ...") or no launcher count (ppr:99999999999)
+// is text of the log: the import goes on without it.
+TEST(ImportFixtures, NumbersThatAreNoLabelOrCountAreText) {
+  const std::string dir = testing::fresh_temp_dir();
+  const std::string log = testing::read_text(fixture("nccl_l40s_tcp_2x1"));
+  const auto runs = import_log(testing::write_file(dir, "a.log", "99999999999: a line of the job's own\n" + log), {});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].nranks, 2);
+  const LauncherCounts c = parse_launcher("mpirun --map-by ppr:99999999999:node -np 99999999999 ./all_reduce_perf");
+  EXPECT_FALSE(c.ranks_per_node.has_value());
+  EXPECT_FALSE(c.nranks.has_value());
+  EXPECT_EQ(parse_launcher("mpirun -H a:16777216,b:16777216 ./x").nranks, std::nullopt);  // 2^25 ranks: no count
 }
 
 TEST(ImportFixtures, FixturesWithoutTheFactsRefuseWithTheFlagToPass) {

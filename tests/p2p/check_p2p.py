@@ -6,7 +6,8 @@ on ok pingpong rows and empty on every other row, and the pair matrix in the sid
 
 usage: check_p2p.py [--matrix N] [--link-class SRC,DST=CLASS ...] [--detail-contains TEXT]
                     [--expect-patterns P,...] [--aborted-csv FILE] [run_and_check options] -- COMMAND...
---aborted-csv: a run that was aborted (watchdog) leaves a sidecar without its end; only
+--aborted-csv: a run that was aborted (watchdog) leaves its rows in FILE.csv.partial and a
+sidecar without its end in FILE.json.partial; only
 the rows are checked (every one ok, --expect-rows of them).
 """
 import argparse

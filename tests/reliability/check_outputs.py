@@ -3,15 +3,22 @@
 
   lock       BENCH          a second run with the same --out is refused (exit 2, one line)
                             while the first goes on and keeps every row
-  full-disk  BENCH MODE     writes fail mid-run (MODE rlimit: RLIMIT_FSIZE makes writes past a
-                            size fail with EFBIG, no root needed; MODE tmpfs: a 96 KiB tmpfs,
-                            skipped (77) where it cannot be mounted): exit 1, one line naming
-                            the file, only whole rows, the sidecar of the run's start intact
+  full-disk  BENCH MODE GPUCAL  writes fail mid-run (MODE rlimit: RLIMIT_FSIZE makes writes past
+                            a size fail with EFBIG, no root needed; MODE tmpfs: a 96 KiB tmpfs,
+                            skipped (77) where it cannot be mounted). A rerun over an earlier
+                            good result: exit 1, one line naming the file, the earlier result
+                            byte for byte, this run's whole rows in FILE.csv.partial (which
+                            gpucal fit reads). Fresh outputs on a disk too full for a header
+                            (bench_gemm, bench_memory, bench_collectives, gpucal run): no file
+                            left behind, empty or not
   kill9      BENCH GPUCAL N  N runs killed (SIGKILL) at random moments, some under mpirun
                             (killing rank 0, another rank, or mpirun) and --threads: no row
-                            that the bench reported finished is missing, every row's samples are
-                            whole, gpucal reads every folder (a torn last line is dropped with
-                            a warning); prints the totals
+                            that the bench reported finished is missing from FILE.csv.partial,
+                            every row's samples are whole, gpucal fit reads every partial file
+                            (a torn last line is dropped with a warning); prints the totals
+  quiet      BENCH          every bench with --quiet leaves stderr empty (no Google Benchmark
+                            context block), without it never prints the library's DEBUG warning,
+                            and its sidecar says what the library is (libraries.google_benchmark)
   watchdog   BENCH MPIRUN   rank 0 hangs while writing a row (--inject-rank-fault hang-sink):
                             the watchdog ends the run within its timeout, names the phase,
                             and the rows written before are kept
@@ -74,7 +81,8 @@ def check_whole(csv_path, expect_ok=True):
     rows, torn = read_rows(csv_path)
     if torn:
         fail(f"{csv_path}: torn last line {torn[:80]!r}")
-    samples_path = csv_path[:-4] + ".samples.csv"
+    suffix = ".partial" if csv_path.endswith(".partial") else ""
+    samples_path = csv_path[:-len(".csv" + suffix)] + ".samples.csv" + suffix
     counts = sample_counts(samples_path) if os.path.exists(samples_path) else {}
     header = open(csv_path).readline().strip().split(",")
     for r in rows:
@@ -95,7 +103,7 @@ def cmd_lock(gemm):
     first = subprocess.Popen([gemm] + gemm_sweep(60) + FAST + ["--min-samples", "3", "--out", out], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 30
-    while not (os.path.exists(out) and os.path.getsize(out) > 0):
+    while not (os.path.exists(out + ".partial") and os.path.getsize(out + ".partial") > 0):
         if time.time() > deadline or first.poll() is not None:
             fail("the first run did not start writing")
         time.sleep(0.02)
@@ -130,42 +138,101 @@ def our_lines(stderr):
             if (l.startswith("bench_") or l.startswith("gpucal")) and ": warning: " not in l]
 
 
-def check_failed_write(proc, out, sidecar_before):
+def snapshot(folder):
+    """{name: bytes} of every file in a folder."""
+    return {n: open(os.path.join(folder, n), "rb").read() for n in sorted(os.listdir(folder))
+            if os.path.isfile(os.path.join(folder, n))}
+
+
+def check_failed_write(proc, out, before):
+    """A rerun that failed mid-run: one line, the earlier result as it was, this run's rows partial."""
     lines = our_lines(proc.stderr)
     if proc.returncode != 1:
         fail(f"exit {proc.returncode}, expected 1; stderr {proc.stderr[-2000:]!r}")
     if len(lines) != 1 or "cannot write" not in lines[0]:
         fail(f"expected one 'cannot write' line, got {lines!r}")
-    rows = check_whole(out)
-    meta_path = out[:-4] + ".json"
-    meta = json.load(open(meta_path))  # valid JSON: never a half-written sidecar
-    if "start_time" not in meta:
-        fail("sidecar lacks start_time")
-    leftovers = glob.glob(os.path.join(os.path.dirname(out), "*.tmp.*"))
+    after = snapshot(os.path.dirname(out))
+    for name, data in before.items():
+        if after.get(name) != data:
+            fail(f"{name} of the earlier run changed ({len(data)} bytes before, {len(after.get(name, b''))} after)")
+    partial = out + ".partial"
+    rows = check_whole(partial) if os.path.exists(partial) else []
+    if rows:
+        if f"whole in '{partial}'" not in lines[0]:
+            fail(f"the error line does not name {partial}: {lines[0]!r}")
+        meta = json.load(open(out[:-4] + ".json.partial"))  # valid JSON: never a half-written sidecar
+        if "start_time" not in meta:
+            fail("the partial sidecar lacks start_time")
+    empty = [n for n, data in after.items() if not data]
+    if empty:
+        fail(f"empty files left: {empty}")
+    leftovers = [n for n in after if ".tmp." in n]
     if leftovers:
         fail(f"temporary files left: {leftovers}")
     return rows, lines[0]
 
 
-def cmd_full_disk(gemm, mode):
+def check_nothing_left(folder, label, proc, allowed):
+    """A run that could not write even its header: an error, and no file (empty or not) left."""
+    if proc.returncode not in (1, 2):
+        fail(f"{label}: exit {proc.returncode} on a full disk, expected 1 or 2; stderr {proc.stderr[-1500:]!r}")
+    if not our_lines(proc.stderr):
+        fail(f"{label}: no line on stderr")
+    left = []
+    for root, _, names in os.walk(folder):
+        left += [os.path.relpath(os.path.join(root, n), folder) for n in names]
+    # gpucal run's folder lock is empty by design (flock on it keeps two runs out of one folder),
+    # and its logs/ hold what each bench printed, which a full disk leaves empty: no result file.
+    left = sorted(n for n in left if n not in allowed and os.path.basename(n) != ".gpucal-run.lock"
+                  and not (n.startswith(os.path.join("suite", "logs")) and n.endswith(".log")))
+    if left:
+        fail(f"{label}: files left on a full disk: {left}")
+
+
+def fresh_outputs_on_a_full_disk(gemm, gpucal, folder, preexec=None, allowed=()):
+    coll, memory = bench(gemm, "collectives"), bench(gemm, "memory")
+    runs = [("bench_gemm", [gemm] + gemm_sweep(3) + FAST + ["--out", os.path.join(folder, "gemm.csv")]),
+            ("bench_memory", [memory, "--kernel", "copy", "--bytes", "64K"] + FAST +
+             ["--out", os.path.join(folder, "memory.csv")]),
+            ("bench_collectives", [coll, "--sizes", "64", "--collective", "allreduce"] + FAST +
+             ["--out", os.path.join(folder, "collectives.csv")])]
+    if gpucal:
+        runs.append(("gpucal run", [gpucal, "run", "--suite", "smoke", "--backend", "host", "--no-plots",
+                                    "--bin-dir", os.path.dirname(os.path.dirname(gemm)),
+                                    "--out", os.path.join(folder, "suite")]))
+    for label, cmd in runs:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, preexec_fn=preexec)
+        check_nothing_left(folder, label, proc, allowed)
+    return [label for label, _ in runs]
+
+
+def cmd_full_disk(gemm, mode, gpucal):
     work = tempfile.mkdtemp(prefix="gpucal_full_")
     args = gemm_sweep(400) + FAST + ["--min-samples", "10"]
+    good = gemm_sweep(3) + FAST + ["--min-samples", "10"]
     if mode == "rlimit":
         # Learn the sizes of a small run, then cap every file a little past the sidecar's size:
         # the samples file or the CSV hits the cap mid-run, often inside a write.
-        probe = os.path.join(work, "probe.csv")
-        subprocess.run([gemm] + gemm_sweep(3) + FAST + ["--min-samples", "10", "--out", probe], check=True,
-                       capture_output=True, timeout=120)
-        limit = os.path.getsize(probe[:-4] + ".json") + 3000
+        folder = os.path.join(work, "out")
+        os.makedirs(folder)
+        out = os.path.join(folder, "run.csv")
+        subprocess.run([gemm] + good + ["--out", out], check=True, capture_output=True, timeout=120)
+        limit = os.path.getsize(out[:-4] + ".json") + 3000
+        before = snapshot(folder)
 
-        def cap():
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        out = os.path.join(work, "run.csv")
+        def cap(size):
+            def apply():
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+            return apply
         proc = subprocess.run([gemm] + args + ["--out", out], capture_output=True, text=True, timeout=600,
-                              preexec_fn=cap)
-        rows, line = check_failed_write(proc, out, None)
-        print(f"OK (rlimit {limit} B per file): exit 1, '{line}', {len(rows)} whole rows kept, sidecar intact")
+                              preexec_fn=cap(limit))
+        rows, line = check_failed_write(proc, out, before)
+        fresh = os.path.join(work, "fresh")
+        os.makedirs(fresh)
+        labels = fresh_outputs_on_a_full_disk(gemm, None, fresh, cap(100))
+        print(f"OK (rlimit {limit} B per file): exit 1, '{line}', {len(rows)} whole rows kept partial, the earlier "
+              f"result byte for byte; {', '.join(labels)} on a full disk left no file")
     else:
         if os.geteuid() != 0:
             print("SKIP: mounting a tmpfs needs root")
@@ -177,11 +244,30 @@ def cmd_full_disk(gemm, mode):
             sys.exit(SKIP)
         try:
             out = os.path.join(mnt, "run.csv")
+            subprocess.run([gemm] + good + ["--out", out], check=True, capture_output=True, timeout=120)
+            before = snapshot(mnt)
             proc = subprocess.run([gemm] + args + ["--out", out], capture_output=True, text=True, timeout=600)
-            rows, line = check_failed_write(proc, out, None)
+            rows, line = check_failed_write(proc, out, before)
             if "No space left on device" not in line:
                 fail(f"expected ENOSPC, got {line!r}")
-            print(f"OK (96 KiB tmpfs): exit 1, '{line}', {len(rows)} whole rows kept, sidecar intact")
+            if rows:
+                fit = subprocess.run([gpucal, "fit", out + ".partial", "-o", os.path.join(work, "c.json")],
+                                     capture_output=True, text=True, timeout=120)
+                if fit.returncode != 0:
+                    fail(f"gpucal fit {out}.partial: exit {fit.returncode}: {fit.stderr[-500:]!r}")
+            # Fill what is left, then fresh outputs: not even a header fits.
+            for name in os.listdir(mnt):
+                os.remove(os.path.join(mnt, name))
+            fd = os.open(os.path.join(mnt, "filler"), os.O_WRONLY | os.O_CREAT)
+            try:
+                while os.write(fd, b"x" * 512):
+                    pass
+            except OSError:
+                pass
+            os.close(fd)
+            labels = fresh_outputs_on_a_full_disk(gemm, gpucal, mnt, allowed=("filler",))
+            print(f"OK (96 KiB tmpfs): exit 1, '{line}', {len(rows)} whole rows kept partial (gpucal fit reads them), "
+                  f"the earlier result byte for byte; {', '.join(labels)} on a full disk left no file")
         finally:
             subprocess.run(["umount", "-l", mnt])
     shutil.rmtree(work, ignore_errors=True)
@@ -212,7 +298,7 @@ def kill_run(cmd, out, victim, delay, env=None):
     # Kill mid-run: after the first row is in the file, at a random moment.
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        if os.path.exists(out) and open(out, "rb").read().count(b"\n") >= 2:
+        if os.path.exists(out + ".partial") and open(out + ".partial", "rb").read().count(b"\n") >= 2:
             break
         time.sleep(0.01)
     time.sleep(delay)
@@ -277,8 +363,11 @@ def cmd_kill9(gemm, gpucal, runs, mpirun):
         finished, problem = kill_run(cmd, out, victim, delay, env)
         if problem:
             fail(f"run {i} ({kind}): {problem}")
-        rows, torn = read_rows(out) if os.path.exists(out) else ([], "")
-        samples = out[:-4] + ".samples.csv"
+        # Killed mid-run: the rows are in the partial files (FILE.csv is never a partial one).
+        if os.path.exists(out):
+            fail(f"run {i} ({kind}): {out} exists although the run was killed before it finished")
+        rows, torn = read_rows(out + ".partial") if os.path.exists(out + ".partial") else ([], "")
+        samples = out[:-4] + ".samples.csv.partial"
         counts = sample_counts(samples) if os.path.exists(samples) else {}
         for r in rows:
             if r["status"] == "ok" and counts.get(r["point"], 0) != int(r["samples"]):
@@ -293,7 +382,7 @@ def cmd_kill9(gemm, gpucal, runs, mpirun):
         if lost:
             fail(f"run {i} ({kind}): {len(lost)} finished point(s) missing from the CSV: {lost[:3]}")
         if rows:
-            proc = subprocess.run([gpucal, "fit", folder, "-o", os.path.join(folder, "calibration.json")],
+            proc = subprocess.run([gpucal, "fit", out + ".partial", "-o", os.path.join(folder, "calibration.json")],
                                   capture_output=True, text=True, timeout=120)
             if proc.returncode != 0:
                 fail(f"run {i} ({kind}): gpucal fit exit {proc.returncode}: {proc.stderr[-500:]!r}")
@@ -325,10 +414,34 @@ def cmd_watchdog(gemm, mpirun):
             fail(f"{label}: no watchdog line naming the row write or the hand-over: {proc.stderr[-1500:]!r}")
         if took > timeout_s + 20:
             fail(f"{label}: took {took:.1f} s with --timeout {timeout_s}")
-        rows = check_whole(out)
+        rows = check_whole(out + ".partial")  # the run did not finish: its rows stay partial
         if len(rows) != 2:
             fail(f"{label}: {len(rows)} rows kept, expected the 2 written before the hang")
         print(f"OK ({label}): ended after {took:.1f} s (exit {proc.returncode}), 2 rows kept")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def cmd_quiet(gemm):
+    work = tempfile.mkdtemp(prefix="gpucal_quiet_")
+    runs = {"gemm": gemm_sweep(1), "attention": ["--batch", "1", "--heads", "2", "--seq", "16", "--head-dim", "16"],
+            "collectives": ["--sizes", "64", "--collective", "allreduce"], "p2p": ["--sizes", "64"],
+            "memory": ["--kernel", "copy", "--bytes", "64K"]}
+    for name, axes in runs.items():
+        out = os.path.join(work, name + ".csv")
+        for quiet in (True, False):
+            cmd = [bench(gemm, name)] + axes + [a for a in FAST if quiet or a != "--quiet"] + ["--out", out]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            if proc.returncode != 0:
+                fail(f"bench_{name}: exit {proc.returncode}: {proc.stderr[-1000:]!r}")
+            if quiet and proc.stderr.strip():
+                fail(f"bench_{name} --quiet: stderr is not empty: {proc.stderr[-1000:]!r}")
+            if "Library was built as DEBUG" in proc.stderr:
+                fail(f"bench_{name}: the library's DEBUG warning on stderr")
+        library = json.load(open(out[:-4] + ".json"))["libraries"].get("google_benchmark", {})
+        if library.get("build_type") not in ("debug", "release") or not library.get("version"):
+            fail(f"bench_{name}: sidecar libraries.google_benchmark is {library!r}")
+    print(f"OK: {len(runs)} benches quiet with --quiet, no DEBUG warning without it; the sidecar names the "
+          f"library ({library['version']}, {library['build_type']})")
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -340,9 +453,11 @@ def main():
     if what == "lock":
         cmd_lock(gemm)
     elif what == "full-disk":
-        cmd_full_disk(gemm, sys.argv[3])
+        cmd_full_disk(gemm, sys.argv[3], sys.argv[4])
     elif what == "kill9":
         cmd_kill9(gemm, sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else "")
+    elif what == "quiet":
+        cmd_quiet(gemm)
     elif what == "watchdog":
         cmd_watchdog(gemm, sys.argv[3] if len(sys.argv) > 3 else "")
     else:

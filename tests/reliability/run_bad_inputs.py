@@ -10,6 +10,8 @@ mpi2:bench_NAME (under `mpirun -np 2`) / threads2:bench_NAME (appends --threads 
 ARGUMENTS may hold placeholders, expanded per case in a fresh folder:
   {tmp}                   the case's folder
   {file:NAME=TEXT}        writes TEXT (\\n, \\t, \\xNN escapes) to {tmp}/NAME, gives its path
+  {dir:NAME|FILE=TEXT|...} a folder {tmp}/NAME holding each FILE with its TEXT (escapes as above),
+                          gives the folder's path
   {calib:EDITS}           a copy of a valid calibration.json with EDITS applied; EDITS are
                           ';'-separated  /json/pointer=JSON  or  -/json/pointer (delete)
   {results:EDITS}         a copy of a valid results folder with EDITS: FILE.csv:ROW:COLUMN=TEXT
@@ -111,6 +113,15 @@ def expand(args, tmp, bases):
             with open(path, "wb") as f:
                 f.write(unescape(text))
             return path
+        if kind == "dir":
+            name, *files = body.split("|")
+            folder = os.path.join(tmp, name)
+            os.makedirs(folder, exist_ok=True)
+            for item in files:
+                fname, text = item.split("=", 1)
+                with open(os.path.join(folder, fname), "wb") as f:
+                    f.write(unescape(text))
+            return folder
         if kind == "calib":
             doc = json.loads(json.dumps(bases.calibration_doc))
             for edit in body.split(";"):
@@ -130,13 +141,13 @@ def expand(args, tmp, bases):
     def expand_word(word):
         text, saved = protect(word)
         for k, ph in enumerate(saved):
-            m = re.match(r"\{(tmp|file|calib|results)(?::(.*))?\}$", ph, re.S)
+            m = re.match(r"\{(tmp|file|dir|calib|results)(?::(.*))?\}$", ph, re.S)
             saved[k] = one(m)
         return restore(text, saved)
     return [expand_word(a) for a in args]
 
 
-PLACEHOLDER = re.compile(r"\{(tmp\}|file:|calib:|results:)")
+PLACEHOLDER = re.compile(r"\{(tmp\}|file:|dir:|calib:|results:)")
 
 
 def protect(text):

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "app/common/calibration_schema.h"
 #include "core/output/csv_format.h"
 #include "core/output/file_io.h"
+#include "core/output/run_files.h"
 #include "core/driver/flag_checks.h"
 #include "app/common/results_dir.h"
 #include "tests/calibration/synthetic_results.h"
@@ -98,6 +100,106 @@ TEST(AppendFile, DiskFullIsAWriteErrorAndLeavesWholeAppends) {
   }
   std::signal(SIGXFSZ, previous);
   EXPECT_EQ(slurp(path), "header\nrow 1\nrow 3\n");
+}
+
+// Runs `body` with writes past `bytes` failing (EFBIG), as on a full disk.
+template <class Body>
+void with_file_size_limit(rlim_t bytes, Body body) {
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = bytes;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  body();
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  std::signal(SIGXFSZ, previous);
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(AppendFile, StagedFileGrowsBesideThePreviousOneAndReplacesItWhenClosed) {
+  const std::string dir = temp_dir(), path = dir + "/a.csv";
+  std::ofstream(path) << "the previous run\n";
+  AppendFile f(path, AppendFile::Lock::exclusive, AppendFile::Staging::partial);
+  EXPECT_EQ(f.written_path(), path + ".partial");
+  f.append("h\n1\n");
+  EXPECT_EQ(slurp(path), "the previous run\n");  // untouched while the run goes
+  EXPECT_EQ(slurp(path + ".partial"), "h\n1\n");  // what a kill would leave
+  f.close();
+  EXPECT_EQ(slurp(path), "h\n1\n");
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"a.csv"});
+}
+
+TEST(AppendFile, StagedFileThatFailsLeavesThePreviousOneByteForByte) {
+  const std::string dir = temp_dir(), path = dir + "/a.csv";
+  std::ofstream(path) << "the previous run\n";
+  with_file_size_limit(12, [&] {
+    AppendFile f(path, AppendFile::Lock::none, AppendFile::Staging::partial);
+    f.append("header\n");
+    EXPECT_THROW(f.append("a row past the limit\n"), WriteError);
+    EXPECT_EQ(slurp(path + ".partial"), "header\n");  // whole appends only
+    f.discard();
+  });
+  EXPECT_EQ(slurp(path), "the previous run\n");
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"a.csv"});
+  try {
+    AppendFile d(dir, AppendFile::Lock::none, AppendFile::Staging::partial);  // not "dir.partial"
+    FAIL() << "a directory was accepted";
+  } catch (const OpenError& e) {
+    EXPECT_NE(std::string(e.what()).find("Is a directory"), std::string::npos) << e.what();
+  }
+  AppendFile full("/dev/full", AppendFile::Lock::none, AppendFile::Staging::partial);
+  EXPECT_EQ(full.written_path(), "/dev/full");  // devices are written in place
+}
+
+TEST(RunFiles, CommitRenamesEveryFileIntoPlace) {
+  const std::string dir = temp_dir(), csv = dir + "/g.csv";
+  {
+    RunFiles files(csv, {"m"}, "{\"start\": 1}\n");
+    EXPECT_EQ(slurp(dir + "/g.json.partial"), "{\"start\": 1}\n");
+    Row row;
+    row.set("point", "p").set("repetition", int64_t{0}).set("status", "ok");
+    const std::vector<double> samples{1e-6, 2e-6};
+    files.write(row, &samples);
+    files.commit("{\"end\": 1}\n", {{".best.csv", "best\n"}});
+  }
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"g.best.csv", "g.csv", "g.json", "g.samples.csv"}));
+  EXPECT_EQ(slurp(dir + "/g.json"), "{\"end\": 1}\n");
+  EXPECT_EQ(slurp(dir + "/g.best.csv"), "best\n");
+  EXPECT_EQ(slurp(dir + "/g.samples.csv"), "point,sample,time_us,repetition\np,0,1,0\np,1,2,0\n");
+}
+
+TEST(RunFiles, AnUnfinishedRunKeepsItsRowsPartialAndNoEmptyFile) {
+  const std::string dir = temp_dir(), csv = dir + "/g.csv";
+  std::ofstream(csv) << "earlier good rows\n";
+  {
+    RunFiles files(csv, {}, "{}\n");  // no row: nothing worth keeping
+    EXPECT_NE(files.leftover().find("no row was written"), std::string::npos);
+  }
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"g.csv"});
+  {
+    RunFiles files(csv, {}, "{}\n");
+    Row row;
+    row.set("point", "p").set("status", "ok");
+    files.write(row, nullptr);
+    EXPECT_NE(files.leftover().find("the 1 row(s) written before it are whole in '" + csv + ".partial'"),
+              std::string::npos)
+        << files.leftover();
+  }
+  EXPECT_EQ(files_in(dir), (std::vector<std::string>{"g.csv", "g.csv.partial", "g.json.partial",
+                                                     "g.samples.csv.partial"}));
+  EXPECT_EQ(slurp(csv), "earlier good rows\n");
+  // A disk too full for the header: an error, the earlier file as it was, and no empty file.
+  for (const char* name : {"g.csv.partial", "g.json.partial", "g.samples.csv.partial"}) fs::remove(dir + "/" + name);
+  with_file_size_limit(8, [&] { EXPECT_THROW(RunFiles(csv, {}, "{}\n"), WriteError); });
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"g.csv"});
+  EXPECT_EQ(slurp(csv), "earlier good rows\n");
 }
 
 TEST(WriteFileAtomic, ReplacesWholeOrNotAtAll) {

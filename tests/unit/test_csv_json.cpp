@@ -26,17 +26,20 @@ TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
   std::string header;
   for (const auto& c : common_columns()) header += c + ",";
   header += "m,tflops\n";
-  EXPECT_EQ(slurp(path), header);  // header on disk before any row
+  EXPECT_EQ(slurp(path + ".partial"), header);  // header on disk before any row, under the partial name
   Row r;
   r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
   sink.write(r);
   // Row is on disk immediately (flushed), with quoting and schema_version filled in.
   const std::string expected_row =
       "1,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
-  EXPECT_EQ(slurp(path), header + expected_row);
+  EXPECT_EQ(slurp(path + ".partial"), header + expected_row);
   Row bad;
   bad.set("not_a_column", "x");
   EXPECT_THROW(sink.write(bad), std::logic_error);
+  sink.close();  // complete: renamed into place
+  EXPECT_EQ(slurp(path), header + expected_row);
+  EXPECT_FALSE(std::ifstream(path + ".partial").good());
 }
 
 TEST(CsvSink, NumberFormatting) {
@@ -53,6 +56,7 @@ TEST(CsvSink, SamplesFileIsLongFormat) {
     SamplesSink s(path);
     s.write("p/1", 0, {1e-6, 2.5e-6});
     s.write("p/1", 1, {3e-6});  // a second repetition of the same point
+    s.close();
   }
   EXPECT_EQ(slurp(path), "point,sample,time_us,repetition\np/1,0,1,0\np/1,1,2.5,0\np/1,0,3,1\n");
 }
