@@ -20,6 +20,7 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
                   "or: run collectives/p2p as one process with N rank threads (all: one per GPU)")
       ->excludes(cmd->get_option("--mpirun"));
   cmd->add_flag("--no-plots", no_plots_, "do not call the plot scripts");
+  add_allow_suspect_flag(*cmd, options_.allow_suspect);
   cmd->footer(examples_footer({
       {"gpucal run --suite smoke", "seconds: every bench on a few points, then fit, exports, plots, summary.md"},
       {"gpucal run --suite calibration --out h100/ --threads all",

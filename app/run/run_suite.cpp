@@ -114,6 +114,13 @@ void validate(const RunOptions& o) {
   }
 }
 
+// summary.md's count of rows whose timings are suspect (core/measure/preemption.h).
+std::string suspect_rows_line(size_t suspect_rows, bool allowed) {
+  if (suspect_rows == 0) return "\nNo row's timings are suspect (preemption-dominated).\n";
+  return "\n" + std::to_string(suspect_rows) + " ok row(s) have suspect timings (preemption-dominated: their " +
+         "`suspect` column says why); " + (allowed ? "the fit used them (--allow-suspect).\n" : "the fit left them out.\n");
+}
+
 // The bench's own last error line in its log, for the summary.
 std::string last_error_line(const std::string& log_path) {
   std::ifstream in(log_path);
@@ -238,10 +245,14 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   }
 
   json calibration;
-  size_t ok_rows = 0;
+  size_t ok_rows = 0, suspect_rows = 0;
   try {
-    const ResultsDir results = load_results_dir(o.out_dir);
-    for (const auto& [name, b] : results.benches) ok_rows += b.ok_rows.size();
+    const ResultsDir results = load_results_dir(o.out_dir, o.allow_suspect);
+    for (const auto& [name, b] : results.benches) {
+      ok_rows += b.ok_rows.size();
+      suspect_rows += b.suspect_rows.size();
+    }
+    summary << suspect_rows_line(suspect_rows, o.allow_suspect);
     calibration = build_calibration(results);
     write_json_file(calibration, (fs::path(o.out_dir) / "calibration.json").string());
     log << "  fit: wrote " << (fs::path(o.out_dir) / "calibration.json").string() << "\n";
@@ -314,10 +325,10 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   if (!failed_benches.empty())
     gpucal::write_stderr_line("gpucal: error: suite " + suite.name + ": " + failed_benches + " failed; see " +
                               (fs::path(o.out_dir) / "logs").string());
-  else if (ok_rows == 0)
+  else if (ok_rows + (o.allow_suspect ? 0 : suspect_rows) == 0)
     gpucal::write_stderr_line("gpucal: error: suite " + suite.name + " measured nothing (no bench wrote an ok row); see " +
                               summary_path);
-  return any_failed || ok_rows == 0 ? 1 : 0;
+  return any_failed || ok_rows + (o.allow_suspect ? 0 : suspect_rows) == 0 ? 1 : 0;
 }
 
 }  // namespace gpucal::calibration

@@ -15,7 +15,7 @@ const std::vector<std::string>& common_columns() {
       "sampling_time_s", "time_us_median", "time_us_p10",  "time_us_p90",     "time_us_min",
       "time_us_max",    "time_us_mean",   "time_us_stdev", "noise_rel",       "verified",
       "max_rel_err",    "sm_clock_mhz",   "mem_clock_mhz", "power_w",         "temp_c",
-      "throttle_reasons",
+      "throttle_reasons", "suspect",
   };
   return cols;
 }

@@ -16,7 +16,8 @@
 
 namespace gpucal {
 
-constexpr int kCsvSchemaVersion = 1;
+// 2 added `suspect` after `throttle_reasons`; readers take 1 and 2.
+constexpr int kCsvSchemaVersion = 2;
 
 // Columns every bench writes first, in this order (documented in results/SCHEMA.md).
 const std::vector<std::string>& common_columns();

@@ -30,9 +30,12 @@ TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
   Row r;
   r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
   sink.write(r);
+  // Schema version 2 appended suspect to the common block.
+  ASSERT_GE(common_columns().size(), 10u);
+  EXPECT_EQ(common_columns().back(), "suspect");
   // Row is on disk immediately (flushed), with quoting and schema_version filled in.
   const std::string expected_row =
-      "1,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
+      "2,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
   EXPECT_EQ(slurp(path), header + expected_row);
   Row bad;
   bad.set("not_a_column", "x");
