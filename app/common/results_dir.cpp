@@ -20,7 +20,7 @@ const std::vector<std::string>& common_columns() {
 namespace {
 
 // The CSV schema versions this gpucal reads (core/output/csv_sink.h writes the newest in every
-// row; 2 added a column only, so a version 1 file reads as one without it).
+// row; 2 added columns only, so a version 1 file reads as one without them).
 constexpr int64_t kOldestCsvSchemaVersion = 1, kNewestCsvSchemaVersion = 2;
 
 // What every fit and comparison relies on: rows in a schema this gpucal knows, and ok rows

@@ -21,6 +21,7 @@
 #include "app/common/results_dir.h"
 #include "core/output/file_io.h"
 #include "core/driver/flag_checks.h"
+#include "app/run/process_runs.h"
 #include "app/run/suites.h"
 
 #ifndef GPUCAL_SOURCE_PLOTS_DIR
@@ -98,6 +99,9 @@ void validate(const RunOptions& o) {
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
   if (o.threads == "all" && o.backend == "host")
     throw std::invalid_argument("--threads all: counts GPUs, and the host backend has none; give a count (--threads 4)");
+  if (o.repeat_process < 1 || o.repeat_process > 1000)
+    throw std::invalid_argument("--repeat-process: expected 1 to 1000 processes per bench, got " +
+                                std::to_string(o.repeat_process));
   if (o.out_dir.empty()) throw std::invalid_argument("--out: expected a folder name, got ''");
   if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
     throw std::invalid_argument("--out: '" + o.out_dir + "' exists and is not a folder");
@@ -188,19 +192,26 @@ int run_suite(const RunOptions& o, std::ostream& log) {
       outcomes.push_back({inv.bench, "", "skipped: needs --mpirun or --threads"});
       continue;
     }
+    auto command_writing = [&](const std::string& csv) {
+      std::ostringstream cmd;
+      if (inv.distributed) cmd << o.mpirun << " ";
+      cmd << shell_quote(found.string()) << " --backend " << shell_quote(o.backend) << " --out " << shell_quote(csv)
+          << " --quiet --max-time-per-point " << suite.max_time_per_point_s;
+      for (const auto& arg : inv.args) cmd << " " << shell_quote(arg);
+      if (inv.distributed && !o.threads.empty()) cmd << " --threads " << shell_quote(o.threads);
+      return cmd.str();
+    };
     std::ostringstream cmd;
-    if (inv.distributed) cmd << o.mpirun << " ";
-    cmd << shell_quote(found.string()) << " --backend " << shell_quote(o.backend) << " --out "
-        << shell_quote((fs::path(o.out_dir) / (inv.bench + ".csv")).string()) << " --quiet --max-time-per-point "
-        << suite.max_time_per_point_s;
-    for (const auto& arg : inv.args) cmd << " " << shell_quote(arg);
-    if (inv.distributed && !o.threads.empty()) cmd << " --threads " << shell_quote(o.threads);
+    cmd << command_writing((fs::path(o.out_dir) / (inv.bench + ".csv")).string());
     const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
     log << "  " << binary << ": " << cmd.str() << std::endl;  // flushed: the bench's output follows
     const auto started = std::chrono::steady_clock::now();
     // stdin from /dev/null: the bench's process group is not the terminal's foreground group, and
     // a launcher that reads stdin (mpirun forwards it to rank 0) would be stopped by SIGTTIN.
-    const ChildResult child = run_shell_command(cmd.str() + " </dev/null >" + shell_quote(bench_log) + " 2>&1");
+    const ChildResult child =
+        o.repeat_process > 1
+            ? run_bench_processes(command_writing, o.out_dir, inv.bench, bench_log, o.repeat_process, log)
+            : run_shell_command(cmd.str() + " </dev/null >" + shell_quote(bench_log) + " 2>&1");
     const int status = child.status;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string verdict = status == 0 ? "ok" : "failed (exit " + std::to_string(status) + ", see " + bench_log + ")";
