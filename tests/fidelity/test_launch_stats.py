@@ -82,13 +82,16 @@ class Tables(unittest.TestCase):
                       f"Copy:       20000.0  {avg:.6f}  {mn:.6f}  {avg * 1.2:.6f}\n"
                       f"Triad:      20000.0  {avg * 1.5:.6f}  {mn * 1.5:.6f}  {avg * 2:.6f}\n")
             write(os.path.join(work, f"bench_1_{l}.csv"),
-                  "kernel,status,time_us_median,time_us_min\n"
-                  f"copy,ok,{avg * 1e6 * 0.98},{mn * 1e6}\ntriad,ok,{avg * 1.5e6},{mn * 1.5e6}\n")
+                  "kernel,status,time_us_median,time_us_min,suspect\n"
+                  f"copy,ok,{avg * 1e6 * 0.98},{mn * 1e6},{'two states' if l == 3 else ''}\n"
+                  f"triad,ok,{avg * 1.5e6},{mn * 1.5e6},\n")
+            write(os.path.join(work, f"bench_1_{l}.samples.csv"), "point,sample,time_us,repetition\np,0,1,0\n")
         out = subprocess.run([sys.executable, os.path.join(PERF, "compare_stream_table.py"), work],
                              capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertIn("our median vs STREAM's average: ratio of medians 0.980, state-matched 0.980", out.stdout)
         self.assertIn("best vs best (baseline ISA): ratio of medians 1.000, state-matched 1.000", out.stdout)
+        self.assertIn("bench_memory rows flagged suspect (preempted): 1 of 4; first: two states", out.stdout)
 
     def test_scripts_skip_without_their_reference_tools(self):
         empty = tempfile.mkdtemp()

@@ -3,7 +3,8 @@
 (stream_<variant>_<round>_<launch>.txt: its average and minimum time, in us) and of
 bench_memory (bench_<round>_<launch>.csv: time_us_median and time_us_min), pooled over rounds,
 as distributions (tests/perf/launch_stats.py) and ratios bench_memory / STREAM (times: > 1 is
-slower): of the medians over launches and state-matched.
+slower): of the medians over launches and state-matched; and how many bench_memory rows a loaded
+machine spoiled (their `suspect` column).
 usage: compare_stream_table.py WORK"""
 import csv
 import glob
@@ -29,6 +30,7 @@ def stream_times(path):
 def collect(work):
     """{kernel: {figure: [launch values]}} for figures stream_avg, stream_min, v4_min, our_median, our_min."""
     data = {"copy": {}, "triad": {}}
+    suspect = {"copy": [], "triad": []}
     for path in glob.glob(os.path.join(work, "stream_*_*_*.txt")):
         variant = os.path.basename(path).split("_")[1]
         for k, (avg, mn) in stream_times(path).items():
@@ -38,16 +40,19 @@ def collect(work):
             else:
                 data[k].setdefault("v4_min", []).append(mn)
     for path in glob.glob(os.path.join(work, "bench_*_*.csv")):
+        if path.endswith(".samples.csv"):  # bench_memory's per-sample file beside each CSV
+            continue
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
                 if row["status"] == "ok" and row["kernel"] in data:
                     data[row["kernel"]].setdefault("our_median", []).append(float(row["time_us_median"]))
                     data[row["kernel"]].setdefault("our_min", []).append(float(row["time_us_min"]))
-    return data
+                    suspect[row["kernel"]].append(row.get("suspect", ""))
+    return data, suspect
 
 
 def main():
-    data = collect(sys.argv[1])
+    data, suspect = collect(sys.argv[1])
     pairs = (("our_median", "stream_avg", "our median vs STREAM's average"),
              ("our_min", "stream_min", "best vs best (baseline ISA)"), ("our_min", "v4_min", "best vs best (x86-64-v4)"))
     complete = False
@@ -55,6 +60,10 @@ def main():
         print(f"\n{kernel}:")
         for name, values in sorted(figures.items()):
             print(f"  {name:<11} {launch_stats.describe(launch_stats.summary(values))}")
+        flagged = [s for s in suspect[kernel] if s]
+        if flagged:
+            print(f"  bench_memory rows flagged suspect (preempted): {len(flagged)} of {len(suspect[kernel])}; "
+                  f"first: {flagged[0]}")
         for ours, theirs, what in pairs:
             if ours in figures and theirs in figures:
                 complete = True
