@@ -150,7 +150,8 @@ if [ "$skip_gemm" = 0 ]; then
         run_direct() { echo "$s $("$direct" "$s" "$s" "$s" 0.2)" > "$work/direct_${s}_${r}_$l.txt"; }
         run_gemm() {
           "$gemm" --backend host --dtype fp32 --layout NN --m "$s" --n "$s" --k "$s" --regime hot \
-            --max-time-per-point 0.2 --noise-target 0 --quiet --out "$work/gemm_${s}_${r}_$l.csv" > /dev/null
+            --max-time-per-point 0.2 --noise-target 0 --quiet --out "$work/gemm_${s}_${r}_$l.csv" \
+            > /dev/null 2> "$work/gemm_${s}_${r}_$l.log"
         }
         if [ $(((r + l) % 2)) = 0 ]; then run_direct; run_gemm; else run_gemm; run_direct; fi
       done
