@@ -35,7 +35,9 @@ class HostImpl : public KernelImpl {
       default: throw std::logic_error("host: kernel without an implementation");
     }
   }
-  void describe(Row& row) const override { row.set("threads", host::threads()); }
+  void describe(Row& row) const override {
+    row.set("threads", host::threads()).set("thread_cpus", host::thread_plan().binding);
+  }
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
 // What the host implementations of bench_memory share: storage types (fp32, and bf16/fp16
 // as 16-bit patterns converted through core/backend/element_convert.h, fp16 in hardware where the
 // compiler offers _Float16: core/backend/half_host.h), the dtype dispatch, and
-// the parallel loop. Work is split in contiguous static chunks over OpenMP threads (STREAM's
-// schedule(static), at least 8192 elements per thread); each chunk runs in a function compiled for x86-64-v4 (AVX-512),
+// the parallel loop. Work is split in contiguous static chunks over OpenMP threads (sized and
+// bound by host_threads.h; STREAM's schedule(static), at least 8192 elements per thread); each
+// chunk runs in a function compiled for x86-64-v4 (AVX-512),
 // x86-64-v3 (AVX2 + FMA) and the baseline, picked at load time by the CPU (GCC
 // target_clones), so the same binary uses the vector units the peak table counts.
 #pragma once
@@ -15,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_memory/host_threads.h"
 #include "bench_memory/launch_args.h"
 #include "core/backend/half_host.h"
 
@@ -52,7 +54,8 @@ GPUCAL_HOST_CLONES void run_chunk(int64_t begin, int64_t end, int thread, const 
   f(begin, end, thread);
 }
 
-inline int threads() { return omp_get_max_threads(); }
+// The team of host_threads.h: sized to the CPUs this process may use, one thread per CPU.
+inline int threads() { return thread_plan().threads; }
 
 // Threads for n items when each thread should get at least `grain` of them: a parallel
 // region costs microseconds to start and join (milliseconds on an oversubscribed machine),

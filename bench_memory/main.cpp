@@ -41,7 +41,7 @@ const std::vector<std::string> kColumns = {
     "kernel", "family", "dtype", "rows", "cols", "params", "elements", "array_bytes", "working_set_bytes", "bytes",
     "cache_level", "bandwidth_gbps", "peak_gbps", "copy_gbps", "fraction_of_copy", "copy_reference", "fma_steps",
     "flops", "tflops", "peak_tflops", "peak_source", "efficiency", "verify_method", "verified_elements", "threads",
-    "engine", "graph_build_ms", "workspace_bytes"};
+    "thread_cpus", "engine", "graph_build_ms", "workspace_bytes"};
 
 std::vector<Kernel> kernels_from(const std::string& spec) {
   std::vector<Kernel> out;

@@ -29,6 +29,7 @@ json distinct_values(const BenchResults& b, const std::string& column) {
 
 json build_calibration(const ResultsDir& results) {
   std::vector<std::string> warnings = results.warnings, missing;
+  warnings.insert(warnings.end(), results.suspect_notes.begin(), results.suspect_notes.end());
   json doc{{"calibration_schema_version", kCalibrationSchemaVersion},
            {"generated_by", "gpucal fit"},
            {"results_dir", results.path}};

@@ -28,7 +28,10 @@ class Command {
 // "Examples:" and one "  command\n      what it does" pair per example, for a subcommand's footer.
 std::string examples_footer(std::initializer_list<std::pair<const char*, const char*>> examples);
 
-// A results folder, with each of its reader's warnings (torn last lines dropped) on stderr.
-ResultsDir load_results(const std::string& dir);
+// A results folder, with each of its reader's warnings (torn last lines dropped) on stderr;
+// `allow_suspect` keeps ok rows with suspect timings in ok_rows.
+ResultsDir load_results(const std::string& dir, bool allow_suspect = false);
+// --allow-suspect, for the commands that calibrate from a results folder.
+void add_allow_suspect_flag(CLI::App& cmd, bool& allow_suspect);
 
 }  // namespace gpucal::calibration

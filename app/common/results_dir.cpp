@@ -20,7 +20,9 @@ const std::vector<std::string>& common_columns() {
 
 namespace {
 
-constexpr int64_t kCsvSchemaVersion = 1;  // core/output/csv_sink.h writes it in every row
+// The CSV schema versions this gpucal reads (core/output/csv_sink.h writes the newest in every
+// row; 2 added columns only, so a version 1 file reads as one without them).
+constexpr int64_t kOldestCsvSchemaVersion = 1, kNewestCsvSchemaVersion = 2;
 
 // The quantities of an ok row that fits, comparisons and predictions compute with. A cell
 // outside its range is a corrupted or hand-edited file, never a measurement.
@@ -60,18 +62,34 @@ void check_rows(const CsvTable& t) {
   const bool versioned = t.has_column("schema_version");
   for (std::size_t r = 0; r < t.row_count(); ++r) {
     const std::string where = t.source() + ":" + std::to_string(t.line_of(r)) + ": ";
-    if (versioned && t.get_int(r, "schema_version") != kCsvSchemaVersion)
+    const int64_t version = versioned ? t.get_int(r, "schema_version") : kOldestCsvSchemaVersion;
+    if (version < kOldestCsvSchemaVersion || version > kNewestCsvSchemaVersion)
       throw CsvError(where + "schema_version " + t.get_string(r, "schema_version") + ", this gpucal reads " +
-                     std::to_string(kCsvSchemaVersion));
+                     std::to_string(kOldestCsvSchemaVersion) + " to " + std::to_string(kNewestCsvSchemaVersion));
     if (t.get_string(r, "status") != "ok") continue;
     for (const auto& [column, range] : checked_columns())
       if (t.has_column(column)) check_cell(t, r, column, range, where);
   }
 }
 
-}  // namespace
-
-namespace {
+// Ok rows go to the fits unless their timings are suspect (a `suspect` reason: preempted,
+// core/measure/preemption.h); those are left out, and said so, unless allowed.
+void sort_ok_rows(BenchResults& results, bool allow_suspect, std::vector<std::string>& notes) {
+  const CsvTable& t = results.table;
+  const bool has_suspect = t.has_column("suspect");
+  for (std::size_t r = 0; r < t.row_count(); ++r) {
+    if (t.get_string(r, "status") != "ok") continue;
+    const bool suspect = has_suspect && !t.get_string(r, "suspect").empty();
+    if (suspect) results.suspect_rows.push_back(r);
+    if (!suspect || allow_suspect) results.ok_rows.push_back(r);
+  }
+  if (results.suspect_rows.empty()) return;
+  const std::string count = std::to_string(results.suspect_rows.size()) + " ok row(s) with suspect timings";
+  notes.push_back(results.bench + ".csv: " + count +
+                  (allow_suspect ? " used in the fits (--allow-suspect)"
+                                 : " left out of the fits (preempted: see their suspect column; --allow-suspect "
+                                   "uses them)"));
+}
 
 constexpr const char* kPartial = ".partial";
 
@@ -82,13 +100,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // FILE.csv (or FILE.csv.partial) and its sidecar FILE.json and samples FILE.samples.csv, each
 // with the same suffix.
 BenchResults load_bench(const std::string& bench, const fs::path& csv, const std::string& suffix,
-                        std::vector<std::string>& warnings) {
-  BenchResults results{bench, CsvTable::read_file(csv.string()), {}, nullptr, std::nullopt};
+                        bool allow_suspect, ResultsDir& dir) {
+  std::vector<std::string>& warnings = dir.warnings;
+  BenchResults results{bench, CsvTable::read_file(csv.string()), {}, {}, nullptr, std::nullopt};
   results.table.require_columns(common_columns());
   check_rows(results.table);
   warnings.insert(warnings.end(), results.table.warnings().begin(), results.table.warnings().end());
-  for (std::size_t r = 0; r < results.table.row_count(); ++r)
-    if (results.table.get_string(r, "status") == "ok") results.ok_rows.push_back(r);
+  sort_ok_rows(results, allow_suspect, dir.suspect_notes);
   std::string stem = csv.string();
   stem.erase(stem.size() - std::string(".csv").size() - suffix.size());
   const fs::path sidecar = stem + ".json" + suffix;
@@ -108,7 +126,7 @@ BenchResults load_bench(const std::string& bench, const fs::path& csv, const std
 }
 
 // An interrupted run's rows, named explicitly: one bench, the one its rows name.
-ResultsDir load_partial_file(const std::string& path) {
+ResultsDir load_partial_file(const std::string& path, bool allow_suspect) {
   ResultsDir dir;
   dir.path = path;
   const CsvTable table = CsvTable::read_file(path);
@@ -118,14 +136,15 @@ ResultsDir load_partial_file(const std::string& path) {
   if (std::find(known_benches().begin(), known_benches().end(), bench) == known_benches().end())
     throw CsvError(path + ":" + std::to_string(table.line_of(0)) + ": column 'bench': '" + bench +
                    "' is not a bench gpucal fits");
-  dir.benches.emplace(bench, load_bench(bench, path, kPartial, dir.warnings));
+  dir.benches.emplace(bench, load_bench(bench, path, kPartial, allow_suspect, dir));
   return dir;
 }
 
 }  // namespace
 
-ResultsDir load_results_dir(const std::string& path) {
-  if (ends_with(path, std::string(".csv") + kPartial) && fs::is_regular_file(path)) return load_partial_file(path);
+ResultsDir load_results_dir(const std::string& path, bool allow_suspect) {
+  if (ends_with(path, std::string(".csv") + kPartial) && fs::is_regular_file(path))
+    return load_partial_file(path, allow_suspect);
   if (!fs::is_directory(path)) throw std::runtime_error(path + ": not a directory");
   ResultsDir dir;
   dir.path = path;
@@ -134,7 +153,7 @@ ResultsDir load_results_dir(const std::string& path) {
     const fs::path csv = fs::path(path) / (bench + ".csv");
     if (fs::exists(fs::path(csv.string() + kPartial))) partial.push_back(csv.string() + kPartial);
     if (!fs::exists(csv)) continue;
-    dir.benches.emplace(bench, load_bench(bench, csv, "", dir.warnings));
+    dir.benches.emplace(bench, load_bench(bench, csv, "", allow_suspect, dir));
   }
   for (const auto& p : partial)
     dir.warnings.push_back(p + ": rows of an interrupted run, not read (name that file to read them)");

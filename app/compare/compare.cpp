@@ -6,6 +6,7 @@
 #include <set>
 
 #include "app/compare/mann_whitney.h"
+#include "app/compare/process_compare.h"
 
 namespace gpucal::calibration {
 
@@ -174,6 +175,7 @@ PointComparison compare_point(const std::string& bench, const std::string& point
     if (cur_status != "ok") c.detail += ": " + cur.status_detail();
     return c;
   }
+  if (compare_by_processes(base.bench->table, base.rows, cur.bench->table, cur.rows, options, c)) return c;
   c.baseline_median_us = base.median(point);
   c.current_median_us = cur.median(point);
   c.ratio = *c.current_median_us / *c.baseline_median_us;

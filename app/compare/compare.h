@@ -4,7 +4,9 @@
 // current median is slower than the baseline's by more than the relative threshold, so
 // noise is never a regression. Significance: two-sided Mann–Whitney U on the per-sample
 // times (FILE.samples.csv) when both runs have at least kMinSamplesForUTest samples of the
-// point, else "the [p10, p90] intervals of the two runs do not overlap".
+// point, else "the [p10, p90] intervals of the two runs do not overlap". A point measured by
+// several processes (gpucal run --repeat-process) is judged on the processes' medians instead
+// (app/compare/process_compare.h): a change must exceed the spread between processes.
 #pragma once
 #include <optional>
 #include <string>

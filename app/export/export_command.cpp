@@ -22,6 +22,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";
   for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
   cmd->add_option("--set", set_items_, set_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_allow_suspect_flag(*cmd, allow_suspect_);
   cmd->footer(examples_footer({
       {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
       {"gpucal export imported/ --to calculon --set memory_gbps=3350 --set vector_tflops=67",
@@ -40,7 +41,7 @@ int ExportCommand::run() {
     calibration = read_calibration_file(source_);
     if (out_dir.empty()) out_dir = (fs::path(source_).parent_path() / "export").string();
   } else {
-    calibration = build_calibration(load_results(source_));
+    calibration = build_calibration(load_results(source_, allow_suspect_));
     if (out_dir.empty()) out_dir = (fs::path(source_) / "export").string();
   }
   int status = 0;

@@ -18,6 +18,7 @@ class ExportCommand : public Command {
  private:
   std::string source_, target_, out_dir_;
   std::vector<std::string> set_items_;
+  bool allow_suspect_ = false;
 };
 
 }  // namespace gpucal::calibration

@@ -19,6 +19,7 @@ CLI::App* FitCommand::add_to(CLI::App& app) {
   cmd->add_flag("--report", report_,
                 "print each communication group's chosen form and cross-validated errors against log-log "
                 "interpolation");
+  add_allow_suspect_flag(*cmd, allow_suspect_);
   cmd->footer(examples_footer({
       {"gpucal fit results/smoke --report", "fit a run's folder and print how well each form predicts held-out sizes"},
       {"gpucal fit imported/ -o h100.json", "fit a folder of imported nccl-tests logs into another file"},
@@ -30,7 +31,7 @@ int FitCommand::run() {
   namespace fs = std::filesystem;
   refuse_output_over_inputs("-o", out_path_, {results_dir_}, /*reads_calibration_json=*/false);
   const std::string out = out_path_.empty() ? default_calibration_path(results_dir_) : out_path_;
-  const nlohmann::json calibration = build_calibration(load_results(results_dir_));
+  const nlohmann::json calibration = build_calibration(load_results(results_dir_, allow_suspect_));
   write_json_file(calibration, out);
   std::cout << "wrote " << out << " (calibration_schema_version " << kCalibrationSchemaVersion << ", "
             << calibration["communication"]["collectives"].size() << " collective group(s), "

@@ -15,6 +15,7 @@ class FitCommand : public Command {
  private:
   std::string results_dir_, out_path_;
   bool report_ = false;
+  bool allow_suspect_ = false;
 };
 
 }  // namespace gpucal::calibration

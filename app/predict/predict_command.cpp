@@ -49,6 +49,7 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
           [](std::string& text) { return text.empty() ? std::string("expected a path, got ''") : ""; }, "PATH"));
   cmd->add_flag("--allow-missing", options.allow_missing,
                 "leave out (and list) operations nothing measures or models instead of failing");
+  calibration::add_allow_suspect_flag(*cmd, allow_suspect);
   cmd->add_option("--sweep", sweep,
                   "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination; keys tp, pp, dp, cp, ep, micro-batch, "
                   "global-batch, zero, each once, not also given as a flag); layouts that leave operations out "
@@ -251,7 +252,8 @@ int PredictCommand::run() {
     check_flag_combinations();
     options.overlap = parse_overlap(overlap);
     calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
-    const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
+    const calibration::ResultsDir results = calibration::load_results_dir(results_dir, allow_suspect);
+    for (const auto& note : results.suspect_notes) std::cerr << "gpucal: warning: " << note << "\n";
     const std::string cal_path = results_dir + "/calibration.json";
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
                                                        : calibration::build_calibration(results);

@@ -19,6 +19,7 @@ struct PredictCommand : calibration::Command {
   PredictOptions options;
   std::vector<std::string> sweep;
   bool quiet = false, measure_step = false;
+  bool allow_suspect = false;  // cost from ok rows with suspect timings too
 
   CLI::App* add_to(CLI::App& app) override;
   // Exit status: 0, 1 (a prediction could not be made: one line on stderr), 2 (usage).

@@ -11,6 +11,7 @@
 
 #include "app/common/child_process.h"
 #include "app/common/csv_table.h"
+#include "app/run/process_runs.h"
 
 namespace gpucal::calibration {
 
@@ -50,12 +51,11 @@ fs::path find_bench(const RunOptions& o, const std::string& binary) {
 }
 
 std::string bench_command(const RunOptions& o, const Suite& suite, const BenchInvocation& inv,
-                          const LaunchPlan& plan, const fs::path& binary) {
+                          const LaunchPlan& plan, const fs::path& binary, const std::string& csv) {
   std::ostringstream cmd;
   if (inv.distributed && !plan.mpirun.empty()) cmd << plan.mpirun << " ";
   cmd << shell_quote(binary.string()) << " --backend " << shell_quote(o.backend) << " --out "
-      << shell_quote((fs::path(o.out_dir) / (inv.bench + ".csv")).string())
-      << " --quiet --max-time-per-point " << suite.max_time_per_point_s;
+      << shell_quote(csv) << " --quiet --max-time-per-point " << suite.max_time_per_point_s;
   for (const auto& arg : inv.args) cmd << " " << shell_quote(arg);
   if (inv.distributed && !plan.threads.empty()) cmd << " --threads " << shell_quote(plan.threads);
   return cmd.str();
@@ -130,8 +130,8 @@ BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocatio
     log << bench_line(b) << "\n";
     return run;
   }
-  b.command = bench_command(o, suite, inv, plan, found);
   const std::string csv = (fs::path(o.out_dir) / (inv.bench + ".csv")).string();
+  b.command = bench_command(o, suite, inv, plan, found, csv);
   const std::string bench_log = (fs::path(o.out_dir) / "logs" / (inv.bench + ".log")).string();
   const int total = live && !(inv.distributed && !plan.mpirun.empty()) ? count_points(b.command) : 0;
   const auto started = std::chrono::steady_clock::now();
@@ -150,8 +150,13 @@ BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocatio
   if (live) draw();
   // stdin from /dev/null: the bench's process group is not the terminal's foreground group, and
   // a launcher that reads stdin (mpirun forwards it to rank 0) would be stopped by SIGTTIN.
-  const ChildResult child = run_shell_command(b.command + " </dev/null >" + shell_quote(bench_log) + " 2>&1",
-                                              live ? std::function<void()>(draw) : nullptr);
+  // --repeat-process N: N processes, merged into the one CSV (app/run/process_runs.h).
+  const ChildResult child =
+      o.repeat_process > 1
+          ? run_bench_processes([&](const std::string& path) { return bench_command(o, suite, inv, plan, found, path); },
+                                o.out_dir, inv.bench, bench_log, o.repeat_process, log)
+          : run_shell_command(b.command + " </dev/null >" + shell_quote(bench_log) + " 2>&1",
+                              live ? std::function<void()>(draw) : nullptr);
   b.seconds = seconds();
   std::tie(b.rows, b.ok_rows) = count_rows(csv);
   b.status = child.status == 0 ? "ok" : "failed (exit " + std::to_string(child.status) + ")";

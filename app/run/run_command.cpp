@@ -20,12 +20,20 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
                   "or: run collectives/p2p as one process with N rank threads (all: one per GPU)")
       ->excludes(cmd->get_option("--mpirun"));
   cmd->add_flag("--no-plots", no_plots_, "do not call the plot scripts");
+  add_allow_suspect_flag(*cmd, options_.allow_suspect);
+  cmd->add_option("--repeat-process", options_.repeat_process,
+                  "run each bench N times as separate processes and merge them (process_run column); "
+                  "<bench>.process_runs.csv gives the spread between processes beside the spread within one, "
+                  "and gpucal compare judges such points by it")
+      ->capture_default_str();
   cmd->footer(examples_footer({
       {"gpucal run --suite smoke", "seconds: every bench on a few points, then fit, exports, plots, summary.md"},
       {"gpucal run --suite calibration --out h100/ --threads all",
        "the full tables for one node, collectives over every local GPU"},
       {"gpucal run --suite nightly --out nightly/$(date +%F) --mpirun \"mpirun -np 8\"",
        "the regression set; compare it with last week's folder (gpucal compare)"},
+      {"gpucal run --suite nightly --out nightly/$(date +%F) --repeat-process 5",
+       "each bench as 5 processes: compare then judges a point on the spread between processes"},
   }));
   return cmd;
 }

@@ -35,6 +35,8 @@ struct RunRecord {
   std::vector<BenchOutcome> benches;
   nlohmann::json calibration;  // null when nothing was fitted
   std::string fit_error;
+  bool allow_suspect = false;  // --allow-suspect: the fit uses rows with suspect timings
+  size_t suspect_rows = 0;     // ok rows whose timings are suspect (core/measure/preemption.h)
   std::vector<ExportReport> exports;
   std::string export_error;
   std::vector<StandIn> stand_ins;

@@ -55,7 +55,8 @@ std::string step_label(const std::string& name) {
 
 void fit_step(RunRecord& r, std::ostream& log) {
   try {
-    const ResultsDir results = load_results_dir(r.out_dir);
+    const ResultsDir results = load_results_dir(r.out_dir, r.allow_suspect);
+    for (const auto& [name, b] : results.benches) r.suspect_rows += b.suspect_rows.size();
     r.calibration = build_calibration(results);
     write_json_file(r.calibration, (fs::path(r.out_dir) / "calibration.json").string());
     const json& comm = member(r.calibration, "communication");

@@ -37,6 +37,9 @@ void validate(const RunOptions& o) {
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
   if (o.threads == "all" && o.backend == "host")
     throw std::invalid_argument("--threads all: counts GPUs, and the host backend has none; give a count (--threads 4)");
+  if (o.repeat_process < 1 || o.repeat_process > 1000)
+    throw std::invalid_argument("--repeat-process: expected 1 to 1000 processes per bench, got " +
+                                std::to_string(o.repeat_process));
   if (o.out_dir.empty()) throw std::invalid_argument("--out: expected a folder name, got ''");
   if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
     throw std::invalid_argument("--out: '" + o.out_dir + "' exists and is not a folder");
@@ -106,6 +109,7 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   validate(o);
   const auto lock = lock_folder(o.out_dir);
   RunRecord r{.suite = &find_suite(o.suite), .out_dir = o.out_dir, .backend_requested = o.backend};
+  r.allow_suspect = o.allow_suspect;
   const LaunchPlan plan = plan_launch(
       o, [](const char* name) { return std::getenv(name); },
       o.mpirun.empty() && o.threads.empty() ? local_gpu_count(o.backend) : 0);

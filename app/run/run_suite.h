@@ -21,6 +21,8 @@ struct RunOptions {
   std::string threads;      // or: --threads for distributed benches (one process, a thread per GPU), e.g. "all"
   std::string gpucal_path;  // argv[0] resolved, to find benches and plots beside it
   bool plots = true;
+  bool allow_suspect = false;
+  int repeat_process = 1;  // each bench as this many separate processes, merged (app/run/process_runs.h)  // fit ok rows whose timings are suspect (left out by default)
 };
 
 // Returns the process exit code: 0, or 1 when a bench that exists failed or nothing was

@@ -106,6 +106,11 @@ void benches_table(const RunRecord& r, std::ostream& s) {
     total += std::max(0.0, b.seconds);
   }
   s << "\nThe benches took " << format_seconds(total) << " together.\n";
+  if (r.suspect_rows == 0)
+    s << "\nNo row's timings are suspect (preemption-dominated).\n";
+  else
+    s << "\n" << r.suspect_rows << " ok row(s) have suspect timings (preemption-dominated: their `suspect` column "
+      << "says why); " << (r.allow_suspect ? "the fit used them (--allow-suspect).\n" : "the fit left them out.\n");
 }
 
 void calibration_section(const RunRecord& r, std::ostream& s) {

@@ -29,7 +29,8 @@ void fill_timing(Row& row, const Measurement& m) {
       .set("time_us_max", s.max * 1e6)
       .set("time_us_mean", s.mean * 1e6)
       .set("time_us_stdev", s.stdev * 1e6)
-      .set("noise_rel", s.median_rel_se);
+      .set("noise_rel", s.median_rel_se)
+      .set("suspect", m.suspect);
 }
 
 // Throughput cells that also become Google Benchmark counters when a row has them.

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/measure/preemption.h"
+
 namespace gpucal {
 
 namespace {
@@ -45,7 +47,8 @@ double warm_up(const MeasureConfig& config, const std::function<void()>& launch,
 // amortised); the same on every member (the slowest member's estimate).
 int batch_size(const MeasureConfig& config, double per_launch_s, bool team) {
   if (config.cold) return 1;  // one launch right after each flush
-  const double min_block_s = team ? std::max(config.min_sample_s, config.min_sample_multi_rank_s) : config.min_sample_s;
+  const double min_block_s =
+      team ? std::max(config.min_sample_s, config.min_sample_multi_rank_s) : config.min_sample_s;
   if (per_launch_s >= min_block_s) return 1;
   const double n = std::ceil(min_block_s / std::max(per_launch_s, 1e-9));
   return static_cast<int>(std::min<double>(n, kMaxBatch));
@@ -67,6 +70,52 @@ const char* to_string(StopReason r) {
   return "?";
 }
 
+namespace {
+
+// The sampling phase: blocks until the members agree to stop (noise target, cap, or
+// max_samples); this member's own per-launch samples, and, when `judge_cpu`, its thread's CPU
+// time over each block's wall time: judged on the host backend in a single process, where the
+// thread does the work itself (ranks waiting for each other and GPU waits legitimately sleep).
+struct Sampler {
+  const MeasureConfig& config;
+  Backend& backend;
+  DeviceTimer& timer;
+  Team* team;
+  bool judge_cpu;
+  std::vector<double> local, block_cpu_share;
+  bool cap_passed_early = false;
+
+  void run(const std::function<void()>& launch, int batch, double t_sampling) {
+    const int max_samples = std::max(config.max_samples, config.min_samples);
+    bool stop = false, converged_locally = false;
+    int next_check = config.min_samples;
+    while (!(team ? team->all_agree(stop) : stop)) {
+      if (config.cold) backend.flush_cache();
+      const double cpu_before = judge_cpu ? thread_cpu_seconds() : 0;  // outside the timed block
+      timer.start();
+      for (int i = 0; i < batch; ++i) launch();
+      timer.stop();
+      const double block = timer.elapsed_seconds();
+      if (judge_cpu && block > 0) block_cpu_share.push_back((thread_cpu_seconds() - cpu_before) / block);
+      local.push_back(block / batch);
+      const int n = static_cast<int>(local.size());
+      const double elapsed = now_s() - t_sampling;
+      if (n < config.min_samples) {
+        cap_passed_early = cap_passed_early || elapsed >= config.max_time_s;
+        continue;
+      }
+      if (!converged_locally && elapsed >= config.min_time_s && n >= next_check) {
+        next_check = n + std::max(1, n / 16);
+        converged_locally =
+            n > 1 && median_rel_se(local) <= config.noise_target;  // one sample has no noise figure
+      }
+      stop = n >= max_samples || elapsed >= config.max_time_s || converged_locally;
+    }
+  }
+};
+
+}  // namespace
+
 Measurement measure(Backend& backend, const MeasureConfig& config, const std::function<void()>& launch,
                     Team* team) {
   Measurement m;
@@ -87,41 +136,23 @@ Measurement measure(Backend& backend, const MeasureConfig& config, const std::fu
   // Samples: [agree] [flush] start, `batch` launches, stop. The agreement before each
   // block is the only coordination; the noise is checked on this member's own samples at
   // a geometric schedule (each check is O(n), so the total stays O(n)).
-  const int max_samples = std::max(config.max_samples, config.min_samples);
   const double t_sampling = now_s();
-  std::vector<double> local;
-  bool stop = false, converged_locally = false, cap_passed_early = false;
-  int next_check = config.min_samples;
-  while (!(team ? team->all_agree(stop) : stop)) {
-    if (config.cold) backend.flush_cache();
-    timer->start();
-    for (int i = 0; i < batch; ++i) launch();
-    timer->stop();
-    local.push_back(timer->elapsed_seconds() / batch);
-    const int n = static_cast<int>(local.size());
-    const double elapsed = now_s() - t_sampling;
-    if (n < config.min_samples) {
-      cap_passed_early = cap_passed_early || elapsed >= config.max_time_s;
-      continue;
-    }
-    if (!converged_locally && elapsed >= config.min_time_s && n >= next_check) {
-      next_check = n + std::max(1, n / 16);
-      converged_locally =
-          n > 1 && median_rel_se(local) <= config.noise_target;  // one sample has no noise figure
-    }
-    stop = n >= max_samples || elapsed >= config.max_time_s || converged_locally;
-  }
+  Sampler sampler{config, backend, *timer, team, team == nullptr && backend.is_host(), {}};
+  sampler.run(launch, batch, t_sampling);
   m.sampling_seconds = now_s() - t_sampling;
 
+  std::vector<double>& local = sampler.local;
   const int n = static_cast<int>(local.size());
-  m.stop_reason = n >= max_samples                          ? StopReason::max_samples
-                  : cap_passed_early                        ? StopReason::min_samples
-                  : m.sampling_seconds >= config.max_time_s ? StopReason::time_cap
-                                                            : StopReason::noise_target;
+  m.stop_reason = n >= std::max(config.max_samples, config.min_samples) ? StopReason::max_samples
+                  : sampler.cap_passed_early                            ? StopReason::min_samples
+                  : m.sampling_seconds >= config.max_time_s             ? StopReason::time_cap
+                                                                        : StopReason::noise_target;
   m.local_seconds = summarize(local);
   m.sample_seconds = team ? team->combine(local) : std::move(local);
   m.seconds = summarize(m.sample_seconds);
   m.converged = n >= config.min_samples && n > 1 && m.seconds.median_rel_se <= config.noise_target;
+  m.suspect =
+      preemption_reason({m.sample_seconds, batch, std::move(sampler.block_cpu_share)}, candidate_ticks());
   m.wall_seconds = now_s() - t_begin;
   return m;
 }

@@ -56,6 +56,8 @@ struct Measurement {
   int warmup_launches = 0;      // untimed launches before sampling
   double sampling_seconds = 0;  // wall clock from the cap's start to the last sample
   double wall_seconds = 0;      // the whole point: warm-up and sampling
+  // Why the timings are preemption-dominated (core/measure/preemption.h), "" when they are not.
+  std::string suspect;
 };
 
 // The participants of a point as the measurement loop sees them. Every member calls the

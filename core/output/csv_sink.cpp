@@ -15,7 +15,7 @@ const std::vector<std::string>& common_columns() {
       "sampling_time_s", "time_us_median", "time_us_p10",  "time_us_p90",     "time_us_min",
       "time_us_max",    "time_us_mean",   "time_us_stdev", "noise_rel",       "verified",
       "max_rel_err",    "sm_clock_mhz",   "mem_clock_mhz", "power_w",         "temp_c",
-      "throttle_reasons",
+      "throttle_reasons", "suspect",      "process_run",
   };
   return cols;
 }
@@ -57,7 +57,9 @@ void CsvSink::write(const Row& row) {
     if (!known.count(kv.first)) throw std::logic_error("row cell '" + kv.first + "' is not in the CSV schema");
   std::vector<std::string> cells;
   for (const auto& column : columns_)
-    cells.push_back(column == "schema_version" ? std::to_string(kCsvSchemaVersion) : row.get(column));
+    cells.push_back(column == "schema_version"                    ? std::to_string(kCsvSchemaVersion)
+                    : column == "process_run" && !row.has(column) ? "0"  // one process unless merged
+                                                                  : row.get(column));
   out_.append(csv_record(cells));  // one write: a crash later loses nothing measured, and no half row
   ++rows_;
 }

@@ -17,9 +17,12 @@
 
 namespace gpucal {
 
-constexpr int kCsvSchemaVersion = 1;
+// 2 added `suspect` and `process_run` after `throttle_reasons`; readers take 1 and 2.
+constexpr int kCsvSchemaVersion = 2;
 
 // Columns every bench writes first, in this order (documented in results/SCHEMA.md).
+// `process_run` is written 0 when a row leaves it unset (gpucal run --repeat-process merges
+// several processes' rows and numbers them).
 const std::vector<std::string>& common_columns();
 
 class CsvSink {

@@ -12,6 +12,8 @@
 
 #include "gpucal/version.h"
 #include "core/errors.h"
+#include "core/measure/preemption.h"
+#include "core/output/csv_sink.h"
 #include "core/output/file_io.h"
 #include "core/backend/loaded_libraries.h"
 #include "core/measure/malloc_policy.h"
@@ -112,7 +114,7 @@ nlohmann::json google_benchmark_json() {
 
 Metadata::Metadata(const RunConfig& c, const Backend& backend) {
   doc_["metadata_schema_version"] = 1;
-  doc_["csv_schema_version"] = 1;
+  doc_["csv_schema_version"] = kCsvSchemaVersion;
   doc_["bench"] = c.bench;
   doc_["gpucal"] = {{"version", GPUCAL_VERSION}, {"git_commit", GPUCAL_GIT_COMMIT}, {"git_dirty", GPUCAL_GIT_DIRTY}};
   doc_["command_line"] = c.command_line;
@@ -131,6 +133,8 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"min_sample_s", c.measure.min_sample_s},
                          {"min_sample_multi_rank_s", c.measure.min_sample_multi_rank_s},
                          {"timer", backend.is_host() ? "host steady_clock" : "device events"},
+                         // The ticks the preemption detector tries, the kernel's (1/CONFIG_HZ) included.
+                         {"scheduler_ticks_s", candidate_ticks()},
                          {"seed", c.seed}};
   doc_["libraries"] = nlohmann::json::object();
   doc_["libraries"]["openblas"] = openblas_get_config();

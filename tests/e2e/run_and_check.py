@@ -134,8 +134,8 @@ def main():
     if len(set(points)) != len(points):
         fail("duplicate point keys")
     for r in rows:
-        if r["schema_version"] != "1":
-            fail("schema_version != 1")
+        if r["schema_version"] != "2":  # core/output/csv_sink.h kCsvSchemaVersion
+            fail("schema_version != 2")
         if a.expect_status and r["status"] != a.expect_status:
             fail(f"{r['point']}: status {r['status']} ({r['status_detail']}), expected {a.expect_status}")
         if a.expect_verified and r["verified"] != a.expect_verified:

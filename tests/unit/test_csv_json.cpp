@@ -30,9 +30,14 @@ TEST(CsvSink, GoldenHeaderAndRowsFlushedAsWritten) {
   Row r;
   r.set("bench", "gemm").set("point", "a,b \"q\"").set("m", int64_t{64}).set("tflops", 1.5).set("status", "ok");
   sink.write(r);
-  // Row is on disk immediately (flushed), with quoting and schema_version filled in.
+  // Schema version 2 appended suspect and process_run to the common block.
+  ASSERT_GE(common_columns().size(), 10u);
+  EXPECT_EQ(common_columns()[common_columns().size() - 2], "suspect");
+  EXPECT_EQ(common_columns().back(), "process_run");
+  // Row is on disk immediately (flushed), with quoting, schema_version and process_run (0 when
+  // unset: one process) filled in.
   const std::string expected_row =
-      "1,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 8, ',') + "64,1.5\n";
+      "2,gemm,,,,\"a,b \"\"q\"\"\",,ok," + std::string(common_columns().size() - 9, ',') + "0,64,1.5\n";
   EXPECT_EQ(slurp(path + ".partial"), header + expected_row);
   Row bad;
   bad.set("not_a_column", "x");
