@@ -56,7 +56,7 @@ fs::path self_dir(const std::string& gpucal_path) {
 std::vector<fs::path> bench_candidates(const RunOptions& o, const std::string& binary) {
   if (!o.bin_dir.empty()) return {fs::path(o.bin_dir) / binary};
   const fs::path dir = self_dir(o.gpucal_path);
-  return {dir / binary, dir.parent_path().parent_path() / binary / binary,
+  return {dir / binary, dir.parent_path() / binary / binary,
           dir.parent_path().parent_path() / "bin" / binary};
 }
 
@@ -142,6 +142,14 @@ std::string find_plots_dir(const std::string& gpucal_path) {
   return GPUCAL_SOURCE_PLOTS_DIR;
 }
 
+std::string find_bench_binary(const RunOptions& o, const std::string& binary, std::string* tried) {
+  for (const fs::path& candidate : bench_candidates(o, binary)) {
+    if (tried) *tried += (tried->empty() ? "" : ", ") + candidate.string();
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return "";
+}
+
 int run_suite(const RunOptions& o, std::ostream& log) {
   validate(o);
   const Suite& suite = find_suite(o.suite);
@@ -161,15 +169,8 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   std::string failed_benches;
   for (const BenchInvocation& inv : suite.benches) {
     const std::string binary = "bench_" + inv.bench;
-    fs::path found;
     std::string tried;
-    for (const fs::path& candidate : bench_candidates(o, binary)) {
-      tried += (tried.empty() ? "" : ", ") + candidate.string();
-      if (fs::exists(candidate)) {
-        found = candidate;
-        break;
-      }
-    }
+    const fs::path found = find_bench_binary(o, binary, &tried);
     if (found.empty()) {
       log << "  " << binary << ": not built, skipped (looked for " << tried << ")\n";
       outcomes.push_back({inv.bench, "", "not built"});

@@ -29,5 +29,8 @@ std::string find_python_with_matplotlib(std::string& why_not);
 // plots/ folder: $GPUCAL_PLOTS_DIR, beside the binary, or the source tree's.
 std::string find_plots_dir(const std::string& gpucal_path);
 std::string shell_quote(const std::string& arg);
+// A bench binary (bench_gemm, ...) where `gpucal run` looks for it: under --bin-dir, else beside
+// gpucal or in the build tree; "" when absent (`tried` then lists the paths looked at).
+std::string find_bench_binary(const RunOptions& options, const std::string& binary, std::string* tried = nullptr);
 
 }  // namespace gpucal::calibration
