@@ -34,6 +34,7 @@
 #include "app/import/import_writer.h"
 #include "app/common/output_guard.h"
 #include "app/common/results_dir.h"
+#include "app/fleet/commands.h"
 #include "app/run/run_suite.h"
 
 namespace {
@@ -167,7 +168,8 @@ int main(int argc, char** argv) {
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
   // CLI11 would call an unknown word "not expected" or ask for a subcommand: name it instead.
-  const std::vector<std::string> subcommands{"run", "fit", "export", "compare", "import", "predict-comm", "predict"};
+  std::vector<std::string> subcommands{"run", "fit", "export", "compare", "import", "predict-comm", "predict"};
+  for (const auto& name : gpucal::fleet::command_names()) subcommands.push_back(name);
   if (argc > 1 && argv[1][0] != '-' &&
       std::find(subcommands.begin(), subcommands.end(), std::string(argv[1])) == subcommands.end()) {
     std::string expected;
@@ -279,6 +281,7 @@ int main(int argc, char** argv) {
   predict_cmd->add_flag("--json", predict_json, "print the predictions as JSON");
   gpucal::predict::PredictCommand step_predict;
   auto* step_predict_cmd = step_predict.add_to(app);
+  const auto run_fleet_verbs = gpucal::fleet::add_commands(app, argv[0]);
 
   if (const std::string why = gpucal::missing_option_value(app, argc, argv); !why.empty()) {
     gpucal::write_stderr_line("gpucal: error: " + why);
@@ -302,6 +305,7 @@ int main(int argc, char** argv) {
     if (*compare_cmd) return cmd_compare(base_dir, cur_dir, threshold, markdown, junit, compare_json);
     if (*step_predict_cmd) return step_predict.run();
     if (*predict_cmd) return cmd_predict_comm(predict_source, predict_query, predict_sizes, predict_json);
+    if (const auto rc = run_fleet_verbs()) return *rc;
     if (*import_cmd)
       return cmd_import(import_logs, import_out, import_options, std::vector<std::string>(argv, argv + argc));
   } catch (const gpucal::WriteError& e) {

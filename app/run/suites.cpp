@@ -45,6 +45,20 @@ const std::vector<Suite>& suites() {
         {"collectives", {"--sizes", "1K:256M:x16", "--ranks", "2,all", "--collective", "allreduce,allgather"}, true},
         {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true},
         {"memory", {"--set", "quick"}}}},
+      {"fleet",
+       "gpucal fleet run's node phase on GPU nodes: the headline figures expectations/ checks (minutes)",
+       0.5,
+       {{"gemm", {"--m", "8192", "--n", "8192", "--k", "8192", "--dtype", "bf16,fp8", "--layout", "TN"}},
+        {"memory", {"--kernel", "copy", "--bytes", "1G", "--dtype", "fp32"}},
+        {"collectives", {"--sizes", "8G", "--ranks", "all", "--collective", "allreduce"}, true},
+        {"p2p", {"--pattern", "sendrecv,pingpong", "--sizes", "8,1G"}, true}}},
+      {"fleet-smoke",
+       "the fleet suite sized for CPU nodes and CI: the same figures at small sizes (a minute)",
+       0.3,
+       {{"gemm", {"--m", "512", "--n", "512", "--k", "512", "--dtype", "fp32", "--layout", "NN", "--regime", "hot"}},
+        {"memory", {"--kernel", "copy", "--bytes", "64M", "--dtype", "fp32"}},
+        {"collectives", {"--sizes", "4M", "--ranks", "all", "--collective", "allreduce"}, true},
+        {"p2p", {"--pattern", "sendrecv,pingpong", "--sizes", "8,4M"}, true}}},
   };
   return table;
 }
