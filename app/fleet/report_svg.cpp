@@ -48,7 +48,9 @@ std::string svg_strip_plot(const MetricTable& t) {
   if (t.reference) widen(t.reference->median);
   if (hi <= lo) hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.1), lo -= (hi - lo);
   const double pad = (hi - lo) * 0.05;
+  const bool positive = lo >= 0;
   lo -= pad, hi += pad;
+  if (positive) lo = std::max(lo, 0.0);  // no negative bandwidth on the axis
   auto x_of = [&](double v) { return left + (v - lo) / (hi - lo) * (width - left - right); };
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" role=\"img\">"
