@@ -125,7 +125,9 @@ std::string find_expectations_dir() {
   std::error_code ec;
   const fs::path self = fs::canonical("/proc/self/exe", ec);
   if (!ec) {
-    for (const fs::path& p : {self.parent_path() / "expectations", self.parent_path().parent_path() / "share" / "gpucal" / "expectations"})
+    // Beside the binary, the build tree's copy (<build>/app/gpucal, <build>/expectations), an install.
+    for (const fs::path& p : {self.parent_path() / "expectations", self.parent_path().parent_path() / "expectations",
+                              self.parent_path().parent_path() / "share" / "gpucal" / "expectations"})
       if (fs::is_directory(p)) return p.string();
   }
   return GPUCAL_SOURCE_EXPECTATIONS_DIR;

@@ -41,8 +41,9 @@ struct Expectations {
 Expectations read_expectations(const std::string& path);
 Expectations parse_expectations(const nlohmann::json& document, const std::string& path);
 
-// The shipped expectations folder: $GPUCAL_EXPECTATIONS_DIR, the folder beside the binary
-// (../share/gpucal/expectations, ./expectations), else the source tree's.
+// The shipped expectations folder: $GPUCAL_EXPECTATIONS_DIR, else ./expectations or
+// ../expectations beside the binary (the build tree's copy), ../share/gpucal/expectations, else
+// the source tree's.
 std::string find_expectations_dir();
 
 // Every *.json of `dir`, read (throws on the first invalid one).
