@@ -84,19 +84,31 @@ void load_nodes(FleetDir& f) {
   }
 }
 
+// A pair's status: the last attempt of each of its steps (p2p, collectives; a second try replaces
+// the first), the first of those that is not ok.
+void pair_statuses(FleetDir& f, std::map<std::string, PairResults>& by_folder) {
+  if (!f.manifest.is_object() || !f.manifest.contains("steps")) return;
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> last;  // folder -> what -> (status, what)
+  for (const auto& s : f.manifest["steps"]) {
+    if (s.value("phase", "") != "link" || !s.contains("nodes") || s["nodes"].size() != 2) continue;
+    PairResults p{s["nodes"][0].get<std::string>(), s["nodes"][1].get<std::string>(), {}, "ok", ""};
+    const std::string folder = link_folder_name(p.a, p.b);
+    by_folder.try_emplace(folder, p);
+    std::string what = s.value("detail", "");
+    what = what.substr(0, what.find(" ("));
+    last[folder][what] = {s.value("status", "ok"), s.value("detail", "")};
+  }
+  for (const auto& [folder, steps] : last)
+    for (const auto& [what, status] : steps)
+      if (status.first != "ok" && by_folder[folder].status == "ok") {
+        by_folder[folder].status = status.first;
+        by_folder[folder].detail = status.second;
+      }
+}
+
 void load_pairs(FleetDir& f) {
   std::map<std::string, PairResults> by_folder;
-  if (f.manifest.is_object() && f.manifest.contains("steps"))
-    for (const auto& s : f.manifest["steps"]) {
-      if (s.value("phase", "") != "link" || !s.contains("nodes") || s["nodes"].size() != 2) continue;
-      PairResults p{s["nodes"][0].get<std::string>(), s["nodes"][1].get<std::string>(), {}, "ok", ""};
-      PairResults& entry = by_folder.try_emplace(link_folder_name(p.a, p.b), p).first->second;
-      const std::string status = s.value("status", "ok");
-      if (status != "ok" && entry.status == "ok") {
-        entry.status = status;
-        entry.detail = s.value("detail", "");
-      }
-    }
+  pair_statuses(f, by_folder);
   const fs::path links = fs::path(f.path) / "links";
   if (fs::is_directory(links))
     for (const auto& e : fs::directory_iterator(links)) {

@@ -130,13 +130,37 @@ std::string bench_command(const Context& c, const std::string& bench, const std:
          " --quiet --max-time-per-point " + max_time;
 }
 
-// One round: the p2p step of every pair at once, then the collective step of every pair at once.
-void link_round(Context& c, const std::vector<std::pair<std::string, std::string>>& pairs, int round) {
+using PairList = std::vector<std::pair<std::string, std::string>>;
+
+// Runs the steps of `pairs` at once, records them, probes the nodes of those that timed out;
+// returns the steps that timed out while both their nodes still answer (worth a second try: an
+// MPI wire-up that lost a race under load looks the same as a hung node until the probe).
+std::vector<std::size_t> run_pair_steps(Context& c, const std::vector<Step>& steps, const PairList& pairs, int round,
+                                        const std::string& what) {
+  const auto results = run_steps(steps);
+  std::set<std::string> timed_out;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto& [a, b] = pairs[i];
+    if (results[i].timed_out) timed_out.insert({a, b});
+    record(c, "link", round, {a, b}, steps[i], results[i], "links/" + link_folder_name(a, b), what);
+    c.log << "  round " << round << " " << a << "-" << b << " " << what << ": " << step_status(results[i]) << " ("
+          << fmt_s(results[i].seconds) << ")\n";
+  }
+  probe(c, timed_out, "link", round);
+  std::vector<std::size_t> retry;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (results[i].timed_out && !c.hung.count(pairs[i].first) && !c.hung.count(pairs[i].second)) retry.push_back(i);
+  return retry;
+}
+
+// One round: the p2p step of every pair at once, then the collective step of every pair at once;
+// a step that timed out on two answering nodes is tried once more.
+void link_round(Context& c, const PairList& pairs, int round) {
   const FleetPlan& plan = find_fleet_plan(c.o.suite);
   for (const auto& [bench, args, file] : {std::tuple{c.bench_p2p, plan.link_p2p_args, "p2p"},
                                           std::tuple{c.bench_collectives, plan.link_collective_args, "collectives"}}) {
     std::vector<Step> steps;
-    std::vector<std::pair<std::string, std::string>> run;
+    PairList run;
     for (const auto& [a, b] : pairs) {
       if (c.hung.count(a) || c.hung.count(b)) continue;
       const fs::path dir = fs::path(c.o.out_dir) / "links" / link_folder_name(a, b);
@@ -146,16 +170,17 @@ void link_round(Context& c, const std::vector<std::pair<std::string, std::string
                        c.o.link_timeout_s});
       run.push_back({a, b});
     }
-    const auto results = run_steps(steps);
-    std::set<std::string> timed_out;
-    for (std::size_t i = 0; i < run.size(); ++i) {
-      const auto& [a, b] = run[i];
-      if (results[i].timed_out) timed_out.insert({a, b});
-      record(c, "link", round, {a, b}, steps[i], results[i], "links/" + link_folder_name(a, b), file);
-      c.log << "  round " << round << " " << a << "-" << b << " " << file << ": " << step_status(results[i]) << " ("
-            << fmt_s(results[i].seconds) << ")\n";
+    const std::vector<std::size_t> again = run_pair_steps(c, steps, run, round, file);
+    if (stop_signal_received()) return;
+    if (again.empty()) continue;
+    std::vector<Step> retry_steps;
+    PairList retry_pairs;
+    for (std::size_t i : again) {
+      retry_steps.push_back(steps[i]);
+      retry_steps.back().log_path = steps[i].log_path.substr(0, steps[i].log_path.size() - 4) + ".retry.log";
+      retry_pairs.push_back(run[i]);
     }
-    probe(c, timed_out, "link", round);
+    run_pair_steps(c, retry_steps, retry_pairs, round, std::string(file) + " (second try)");
     if (stop_signal_received()) return;
   }
 }
@@ -168,9 +193,8 @@ std::vector<std::string> answering(const Context& c) {
 }
 
 // A round's pairs in batches of --pairs-at-once (0: all at once).
-std::vector<std::vector<std::pair<std::string, std::string>>> batches_of(const std::vector<std::pair<std::string, std::string>>& pairs,
-                                                                         int at_once) {
-  std::vector<std::vector<std::pair<std::string, std::string>>> out;
+std::vector<PairList> batches_of(const PairList& pairs, int at_once) {
+  std::vector<PairList> out;
   const std::size_t size = at_once > 0 ? static_cast<std::size_t>(at_once) : std::max<std::size_t>(1, pairs.size());
   for (std::size_t i = 0; i < pairs.size(); i += size)
     out.emplace_back(pairs.begin() + static_cast<long>(i), pairs.begin() + static_cast<long>(std::min(pairs.size(), i + size)));
@@ -192,7 +216,7 @@ void link_phase(Context& c) {
   c.manifest.save();
   c.log << "link phase: " << rounds.size() << " round(s) (" << to_string(pattern) << ") over " << alive.size() << " node(s)\n";
   for (std::size_t r = 0; r < rounds.size() && !stop_signal_received(); ++r) {
-    std::vector<std::pair<std::string, std::string>> pairs;
+    PairList pairs;
     for (const NodePair& p : rounds[r].pairs) pairs.push_back({alive[static_cast<std::size_t>(p.a)], alive[static_cast<std::size_t>(p.b)]});
     for (const auto& batch : batches_of(pairs, c.o.pairs_at_once))
       if (!stop_signal_received()) link_round(c, batch, static_cast<int>(r) + 1);

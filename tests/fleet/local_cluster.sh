@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real Slurm cluster on this machine for the fleet tests: Debian's slurmctld, slurmd and munged,
-# each slurmd its own host (a network namespace with a veth on a local bridge and its own UTS
-# namespace, so `hostname` inside a job names the node). Nothing leaves the machine: every
-# address is on the bridge this script creates.
+# each slurmd its own host: a network namespace with a veth on a local bridge, a UTS namespace
+# (`hostname` inside a job names the node) and a mount namespace (its own spool folder). Nothing
+# leaves the machine: every address is on the bridge this script creates.
 #   local_cluster.sh up [NODES]     start munged, slurmctld and NODES slurmds (default 6)
 #   local_cluster.sh down           stop everything `up` started and remove the namespaces
 #   local_cluster.sh env            the variables a client needs (SLURM_CONF), for eval
@@ -61,8 +61,8 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=${DIR}/munge.sock
 StateSaveLocation=${DIR}/state
-SlurmdSpoolDir=${DIR}/spool/%n
-TmpFS=${DIR}/tmp/%n
+SlurmdSpoolDir=${DIR}/spool/node
+TmpFS=${DIR}/tmp/node
 SlurmctldPidFile=${DIR}/run/slurmctld.pid
 SlurmdPidFile=${DIR}/run/slurmd-%n.pid
 SlurmctldLogFile=${DIR}/log/slurmctld.log
@@ -120,9 +120,14 @@ start_daemons() {
   wait_for 100 test -s "$DIR/run/slurmctld.pid" || die "slurmctld did not start (see $DIR/log/slurmctld.log)"
   for ((i = 1; i <= n; i++)); do
     local name; name=$(node_name "$i")
-    mkdir -p "$DIR/spool/$name" "$DIR/tmp/$name"  # TmpFS per node: PMIx client folders are named by job and step only
+    # Each node sees its own spool and TmpFS folders at one path (a mount namespace with bind mounts):
+    # Slurm's PMIx plugin names a step's sockets and client folders by job and step only, and with
+    # %n in the paths it addresses a neighbour step's socket by the unexpanded name.
+    mkdir -p "$DIR/spool/$name" "$DIR/tmp/$name" "$DIR/spool/node" "$DIR/tmp/node"
     # nsenter, not `ip netns exec`: that remounts /sys, and slurmd wants the host's cgroup mounts.
-    nsenter --net="/run/netns/$(netns_of "$i")" unshare --uts sh -c "hostname $name && exec slurmd -N $name -f $DIR/slurm.conf" \
+    nsenter --net="/run/netns/$(netns_of "$i")" unshare --uts --mount sh -c \
+      "mount --bind $DIR/spool/$name $DIR/spool/node && mount --bind $DIR/tmp/$name $DIR/tmp/node &&
+       hostname $name && exec slurmd -N $name -f $DIR/slurm.conf" \
       > "$DIR/log/slurmd-$name.out" 2>&1
   done
   # Every node idle, or the cluster is not ready (bounded: 60 s).
