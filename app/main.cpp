@@ -13,6 +13,7 @@
 #include "app/compare/compare_command.h"
 #include "app/export/export_command.h"
 #include "app/fit/fit_command.h"
+#include "app/fleet/commands.h"
 #include "app/import/import_command.h"
 #include "app/predict/predict_comm_command.h"
 #include "app/predict/predict_command.h"
@@ -52,6 +53,12 @@ const std::vector<Verb>& verbs() {
        .make = [](const auto&) -> std::unique_ptr<Command> {
          return std::make_unique<gpucal::predict::PredictCommand>();
        }},
+      {.name = "fleet",
+       .make = [](const auto& argv) { return gpucal::fleet::make_operator_command("fleet", argv.front()); }},
+      {.name = "check",
+       .make = [](const auto& argv) { return gpucal::fleet::make_operator_command("check", argv.front()); }},
+      {.name = "history",
+       .make = [](const auto& argv) { return gpucal::fleet::make_operator_command("history", argv.front()); }},
   };
   return table;
 }

@@ -40,15 +40,7 @@ std::string format_seconds(double seconds) {
 namespace {
 
 // Beside gpucal, or in the build tree's bench_<name>/ (gpucal lives in <build>/app).
-fs::path find_bench(const RunOptions& o, const std::string& binary) {
-  const fs::path dir = fs::path(gpucal_executable(o.gpucal_path)).parent_path();
-  const std::vector<fs::path> candidates =
-      o.bin_dir.empty() ? std::vector<fs::path>{dir / binary, dir.parent_path() / binary / binary}
-                        : std::vector<fs::path>{fs::path(o.bin_dir) / binary};
-  for (const fs::path& c : candidates)
-    if (fs::exists(c)) return c;
-  return {};
-}
+fs::path find_bench(const RunOptions& o, const std::string& binary) { return find_bench_binary(o, binary); }
 
 std::string bench_command(const RunOptions& o, const Suite& suite, const BenchInvocation& inv,
                           const LaunchPlan& plan, const fs::path& binary, const std::string& csv) {
@@ -97,6 +89,18 @@ std::string padded(const std::string& s, std::size_t width) {
 }
 
 }  // namespace
+
+std::string find_bench_binary(const RunOptions& o, const std::string& binary, std::string* tried) {
+  const fs::path dir = fs::path(gpucal_executable(o.gpucal_path)).parent_path();
+  const std::vector<fs::path> candidates =
+      o.bin_dir.empty() ? std::vector<fs::path>{dir / binary, dir.parent_path() / binary / binary}
+                        : std::vector<fs::path>{fs::path(o.bin_dir) / binary};
+  for (const fs::path& c : candidates) {
+    if (tried) *tried += (tried->empty() ? "" : ", ") + c.string();
+    if (fs::exists(c)) return c.string();
+  }
+  return "";
+}
 
 std::string bench_line(const BenchOutcome& b) {
   std::ostringstream line;

@@ -29,5 +29,8 @@ std::string bench_line(const BenchOutcome& outcome);
 std::string gpucal_executable(const std::string& gpucal_path);
 std::string format_seconds(double seconds);  // "12.3 s", "-" for < 0
 std::string shell_quote(const std::string& arg);
+// A bench binary (bench_gemm, ...) where `gpucal run` looks for it: under --bin-dir, else beside
+// gpucal or in the build tree; "" when absent (`tried` then lists the paths looked at).
+std::string find_bench_binary(const RunOptions& options, const std::string& binary, std::string* tried = nullptr);
 
 }  // namespace gpucal::calibration

@@ -77,10 +77,33 @@ Suite nightly() {
                       {"memory", {"--set", "quick"}}}};
 }
 
+// gpucal fleet run's node phase: the headline figures expectations/ checks.
+Suite fleet() {
+  return {.name = "fleet",
+          .purpose = "gpucal fleet run's node phase on GPU nodes: the headline figures expectations/ checks (minutes)",
+          .max_time_per_point_s = 0.5,
+          .benches = {{"gemm", {"--m", "8192", "--n", "8192", "--k", "8192", "--dtype", "bf16,fp8", "--layout", "TN"}},
+                      {"memory", {"--kernel", "copy", "--bytes", "1G", "--dtype", "fp32"}},
+                      {"collectives", {"--sizes", "8G", "--ranks", "all", "--collective", "allreduce"}, true},
+                      {"p2p", {"--pattern", "sendrecv,pingpong", "--sizes", "8,1G"}, true}}};
+}
+
+// The fleet suite sized for CPU nodes and CI: the same figures at small sizes.
+Suite fleet_smoke() {
+  return {.name = "fleet-smoke",
+          .purpose = "the fleet suite sized for CPU nodes and CI: the same figures at small sizes (a minute)",
+          .max_time_per_point_s = 0.3,
+          .benches = {{"gemm",
+                       {"--m", "512", "--n", "512", "--k", "512", "--dtype", "fp32", "--layout", "NN", "--regime", "hot"}},
+                      {"memory", {"--kernel", "copy", "--bytes", "64M", "--dtype", "fp32"}},
+                      {"collectives", {"--sizes", "4M", "--ranks", "all", "--collective", "allreduce"}, true},
+                      {"p2p", {"--pattern", "sendrecv,pingpong", "--sizes", "8,4M"}, true}}};
+}
+
 }  // namespace
 
 const std::vector<Suite>& suites() {
-  static const std::vector<Suite> table{smoke(), calibration(), nightly()};
+  static const std::vector<Suite> table{smoke(), calibration(), nightly(), fleet(), fleet_smoke()};
   return table;
 }
 

@@ -1,0 +1,104 @@
+#include "app/check/check_command.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "app/common/calibration_json.h"
+#include "app/common/output_guard.h"
+#include "app/fleet/junit.h"
+#include "core/output/file_io.h"
+
+namespace gpucal::check {
+
+using fleet::format_value;
+
+Expectations resolve_expectations(const std::string& expect, const std::string& device_name,
+                                  const std::string& backend) {
+  if (expect != "auto") return read_expectations(expect);
+  const std::string dir = find_expectations_dir();
+  auto found = match_sku(read_expectations_dir(dir), device_name, backend);
+  if (!found)
+    throw std::invalid_argument("--expect auto: no file in " + dir + " matches device '" + device_name + "' (" +
+                                backend + "); give --expect FILE, or write one with `gpucal fleet baseline`");
+  return *found;
+}
+
+namespace {
+
+std::string optional_text(const std::optional<double>& v) { return v ? format_value(*v) : "-"; }
+
+std::string vs_typical(const CheckLine& l) {
+  if (!l.value || !l.typical) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", 100.0 * *l.value / *l.typical);
+  return text;
+}
+
+std::vector<fleet::JUnitCase> junit_cases(const std::string& sku, const std::vector<CheckLine>& lines) {
+  std::vector<fleet::JUnitCase> cases;
+  for (const auto& l : lines) {
+    fleet::JUnitCase c{"gpucal.check." + sku, l.metric, "", "", ""};
+    c.output = "value " + optional_text(l.value) + " " + l.unit + ", floor " + optional_text(l.floor) + " (" +
+               l.floor_source + "), typical " + optional_text(l.typical) + " (" + l.typical_source + ")";
+    if (l.status == "fail") c.failure = l.metric + " " + optional_text(l.value) + " " + l.unit + " misses the floor " + optional_text(l.floor);
+    else if (l.status != "pass") c.skipped = l.status;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+nlohmann::json to_json(const CheckOptions& o, const Expectations& e, const std::vector<CheckLine>& lines) {
+  nlohmann::json j = {{"results_dir", o.results_dir}, {"expectations", e.path}, {"sku", e.sku}, {"metrics", nlohmann::json::array()}};
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  for (const auto& l : lines)
+    j["metrics"].push_back({{"metric", l.metric}, {"status", l.status}, {"unit", l.unit}, {"value", opt(l.value)},
+                            {"floor", opt(l.floor)}, {"floor_source", l.floor_source}, {"typical", opt(l.typical)},
+                            {"typical_source", l.typical_source}, {"detail", l.detail}});
+  return j;
+}
+
+}  // namespace
+
+std::string format_check_table(const std::vector<CheckLine>& lines) {
+  std::ostringstream out;
+  out << std::left << std::setw(32) << "metric" << std::setw(12) << "value" << std::setw(10) << "unit" << std::setw(12)
+      << "floor" << std::setw(12) << "typical" << std::setw(11) << "of typical" << "status\n";
+  for (const auto& l : lines)
+    out << std::left << std::setw(32) << l.metric << std::setw(12) << optional_text(l.value) << std::setw(10) << l.unit
+        << std::setw(12) << optional_text(l.floor) << std::setw(12) << optional_text(l.typical) << std::setw(11)
+        << vs_typical(l) << l.status << "\n";
+  return out.str();
+}
+
+std::string format_check_markdown(const std::string& title, const std::vector<CheckLine>& lines) {
+  std::ostringstream out;
+  out << "# " << title << "\n\n| metric | value | unit | floor | typical | of typical | status | floor source |\n"
+      << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& l : lines)
+    out << "| " << l.metric << " | " << optional_text(l.value) << " | " << l.unit << " | " << optional_text(l.floor)
+        << " | " << optional_text(l.typical) << " | " << vs_typical(l) << " | " << l.status << " | " << l.floor_source
+        << " |\n";
+  return out.str();
+}
+
+int run_check(const CheckOptions& o, std::ostream& out) {
+  for (const auto& [flag, path] : {std::pair{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}})
+    calibration::refuse_output_over_inputs(flag, path, {o.results_dir}, false);
+  calibration::refuse_shared_outputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}});
+  const calibration::ResultsDir results = calibration::load_results_dir(o.results_dir);
+  const fleet::RunIdentity who = fleet::identity_of(results);
+  const Expectations e = resolve_expectations(o.expect, who.device_name, who.backend);
+  const std::vector<CheckLine> lines = check_metrics(fleet::metrics_of(results), e);
+  int fails = 0, passes = 0;
+  for (const auto& l : lines) fails += l.status == "fail", passes += l.status == "pass";
+  const std::string title = "gpucal check " + o.results_dir + ": " + who.device_name + " (" + who.backend + ") against " +
+                            e.sku + " (" + e.path + ")";
+  out << title << "\n" << format_check_table(lines) << passes << " pass, " << fails << " fail, "
+      << (lines.size() - static_cast<std::size_t>(passes + fails)) << " without a verdict (no floor or not measured)\n";
+  if (!o.junit.empty()) write_file_atomic(o.junit, fleet::junit_xml("gpucal check " + e.sku, junit_cases(e.sku, lines)));
+  if (!o.json.empty()) calibration::write_json_file(to_json(o, e, lines), o.json);
+  if (!o.markdown.empty()) write_file_atomic(o.markdown, format_check_markdown(title, lines));
+  return fails > 0 ? 1 : 0;
+}
+
+}  // namespace gpucal::check

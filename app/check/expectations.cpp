@@ -1,0 +1,186 @@
+#include "app/check/expectations.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+
+#include "core/output/file_io.h"
+
+#ifndef GPUCAL_SOURCE_EXPECTATIONS_DIR
+#define GPUCAL_SOURCE_EXPECTATIONS_DIR ""
+#endif
+
+namespace gpucal::check {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool meets(double value, double limit, fleet::Better better) {
+  return better == fleet::Better::higher ? value >= limit : value <= limit;
+}
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+std::string string_field(const json& j, const std::string& key, const std::string& path, const std::string& where,
+                         bool required = true) {
+  if (!j.contains(key) || j[key].is_null()) {
+    if (required) invalid(path, where + "'" + key + "' is missing");
+    return "";
+  }
+  if (!j[key].is_string()) invalid(path, where + "'" + key + "' must be a string");
+  return j[key].get<std::string>();
+}
+
+// A figure: {"value": number or null, "source": "..."}; a null value needs a source saying why.
+Figure figure(const json& m, const std::string& key, const std::string& path, const std::string& where) {
+  Figure f;
+  if (!m.contains(key)) return f;
+  const json& j = m[key];
+  if (!j.is_object()) invalid(path, where + "'" + key + "' must be an object {value, source}");
+  if (j.contains("value") && !j["value"].is_null()) {
+    if (!j["value"].is_number()) invalid(path, where + key + ".value must be a number or null");
+    f.value = j["value"].get<double>();
+    if (!std::isfinite(*f.value) || *f.value <= 0) invalid(path, where + key + ".value must be positive");
+  }
+  f.source = string_field(j, "source", path, where + key + ".");
+  if (f.source.empty()) invalid(path, where + key + ".source is empty: cite the figure or say 'no published figure'");
+  return f;
+}
+
+MetricExpectation metric(const std::string& id, const json& m, const std::string& path) {
+  const std::string where = "metrics." + id + ": ";
+  if (!m.is_object()) invalid(path, where + "must be an object");
+  MetricExpectation e;
+  e.id = id;
+  e.unit = string_field(m, "unit", path, where);
+  e.what = string_field(m, "what", path, where, false);
+  try {
+    e.better = fleet::better_from_string(string_field(m, "better", path, where));
+  } catch (const std::invalid_argument& x) {
+    invalid(path, where + x.what());
+  }
+  const fleet::MetricKind kind = fleet::metric_kind(id);
+  if (kind.known && (kind.unit != e.unit || kind.better != e.better))
+    invalid(path, where + "gpucal measures " + id + " in " + kind.unit + ", " + to_string(kind.better) + " is better");
+  e.typical = figure(m, "typical", path, where);
+  e.floor = figure(m, "floor", path, where);
+  e.peak = figure(m, "peak", path, where);
+  if (e.floor.value && e.typical.value && !meets(*e.typical.value, *e.floor.value, e.better))
+    invalid(path, where + "the typical value does not meet the floor");
+  return e;
+}
+
+}  // namespace
+
+Expectations parse_expectations(const json& doc, const std::string& path) {
+  if (!doc.is_object()) invalid(path, "expected a JSON object");
+  if (!doc.contains("expectations_schema_version") || doc["expectations_schema_version"] != kExpectationsSchemaVersion)
+    invalid(path, "expectations_schema_version must be " + std::to_string(kExpectationsSchemaVersion));
+  Expectations e;
+  e.path = path;
+  e.document = doc;
+  e.sku = string_field(doc, "sku", path, "");
+  e.name = string_field(doc, "name", path, "", false);
+  if (doc.contains("match")) {
+    const json& m = doc["match"];
+    if (!m.is_object()) invalid(path, "'match' must be an object {backend, device_regex}");
+    e.match_backend = string_field(m, "backend", path, "match.", false);
+    e.match_device_regex = string_field(m, "device_regex", path, "match.", false);
+    try {
+      std::regex check(e.match_device_regex);
+    } catch (const std::regex_error& x) {
+      invalid(path, std::string("match.device_regex: ") + x.what());
+    }
+  }
+  if (!doc.contains("metrics") || !doc["metrics"].is_object()) invalid(path, "'metrics' must be an object");
+  for (const auto& [id, m] : doc["metrics"].items()) e.metrics.emplace(id, metric(id, m, path));
+  return e;
+}
+
+Expectations read_expectations(const std::string& path) {
+  if (const std::string why = not_a_regular_file(path); !why.empty()) invalid(path, why);
+  std::ifstream in(path);
+  if (!in) invalid(path, "cannot be opened");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& x) {
+    invalid(path, std::string("malformed JSON: ") + x.what());
+  }
+  return parse_expectations(doc, path);
+}
+
+std::string find_expectations_dir() {
+  if (const char* env = std::getenv("GPUCAL_EXPECTATIONS_DIR"); env && *env) return env;
+  std::error_code ec;
+  const fs::path self = fs::canonical("/proc/self/exe", ec);
+  if (!ec) {
+    // Beside the binary, the build tree's copy (<build>/app/gpucal, <build>/expectations), an install.
+    for (const fs::path& p : {self.parent_path() / "expectations", self.parent_path().parent_path() / "expectations",
+                              self.parent_path().parent_path() / "share" / "gpucal" / "expectations"})
+      if (fs::is_directory(p)) return p.string();
+  }
+  return GPUCAL_SOURCE_EXPECTATIONS_DIR;
+}
+
+std::vector<Expectations> read_expectations_dir(const std::string& dir) {
+  if (dir.empty() || !fs::is_directory(dir))
+    throw std::invalid_argument("expectations folder '" + dir + "' not found (set GPUCAL_EXPECTATIONS_DIR)");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<Expectations> all;
+  for (const auto& f : files) all.push_back(read_expectations(f));
+  return all;
+}
+
+bool matches(const Expectations& e, const std::string& device_name, const std::string& backend) {
+  if (!e.match_backend.empty() && e.match_backend != backend) return false;
+  if (e.match_device_regex.empty()) return !e.match_backend.empty();
+  return std::regex_search(device_name, std::regex(e.match_device_regex, std::regex::icase));
+}
+
+std::optional<Expectations> match_sku(const std::vector<Expectations>& all, const std::string& device_name,
+                                      const std::string& backend) {
+  std::optional<Expectations> found;
+  for (const auto& e : all) {
+    if (!matches(e, device_name, backend)) continue;
+    if (found)
+      throw std::invalid_argument("device '" + device_name + "' (" + backend + ") matches both " + found->path +
+                                  " and " + e.path);
+    found = e;
+  }
+  return found;
+}
+
+std::vector<CheckLine> check_metrics(const fleet::MetricSet& measured, const Expectations& expected) {
+  std::vector<CheckLine> lines;
+  for (const auto& [id, e] : expected.metrics) {
+    CheckLine line{id, "", e.unit, "", std::nullopt, e.floor.value, e.typical.value, e.floor.source, e.typical.source};
+    const auto it = measured.find(id);
+    if (it == measured.end()) {
+      line.status = "not measured";
+      line.detail = "no ok row gives " + id;
+    } else {
+      line.value = it->second.value;
+      line.detail = it->second.point;
+      if (!e.floor.value) line.status = "no floor";
+      else line.status = meets(*line.value, *e.floor.value, e.better) ? "pass" : "fail";
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace gpucal::check

@@ -1,0 +1,37 @@
+// `gpucal fleet baseline INPUT... --sku NAME -o FILE`: an expectations file (expectations/README.md)
+// from N nodes' results, for the SKUs nobody has published: per metric the fleet median as the
+// typical value and median - max(k x robust sigma, margin x median) as the floor (+ for
+// latencies). INPUT: fleet folders (their nodes/ whose status is ok) or results folders.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/fleet/node_metrics.h"
+
+namespace gpucal::fleet {
+
+struct BaselineOptions {
+  std::vector<std::string> inputs;
+  std::string sku, name, backend, device_regex, out;
+  double spread_k = 4;
+  double min_margin = 0.05;
+  int min_nodes = 3;
+};
+
+struct NodeFigures {
+  std::string source;  // the folder
+  MetricSet metrics;
+  RunIdentity identity;
+};
+
+// Every node of the inputs (throws std::invalid_argument on an unreadable input).
+std::vector<NodeFigures> baseline_inputs(const std::vector<std::string>& inputs);
+
+// Throws std::invalid_argument when fewer than min_nodes nodes have any figure.
+nlohmann::json build_baseline(const std::vector<NodeFigures>& nodes, const BaselineOptions& options);
+
+int run_baseline(const BaselineOptions& options, std::ostream& out);
+
+}  // namespace gpucal::fleet

@@ -1,0 +1,227 @@
+#include "app/fleet/commands.h"
+
+#include <iostream>
+#include <optional>
+#include <memory>
+
+#include "app/check/check_command.h"
+#include "app/common/command.h"
+#include "app/fleet/baseline.h"
+#include "app/fleet/fleet_run.h"
+#include "app/fleet/report_command.h"
+#include "app/history/history_commands.h"
+#include "core/driver/flag_checks.h"
+
+namespace gpucal::fleet {
+
+namespace {
+
+struct State {
+  FleetRunOptions run;
+  bool run_report = true;
+  ReportOptions report;
+  BaselineOptions baseline;
+  ScheduleOptions schedule;
+  check::CheckOptions check_options;
+  std::string history_path, history_cluster;
+  std::vector<std::string> import_paths;
+  history::ShowOptions show;
+  history::RegressionCommand regressions;
+  CLI::App *fleet_run = nullptr, *fleet_report = nullptr, *fleet_baseline = nullptr, *fleet_schedule = nullptr;
+  CLI::App *check_cmd = nullptr, *history_import = nullptr, *history_show = nullptr, *history_regressions = nullptr;
+};
+
+void add_diagnosis_flags(CLI::App& cmd, DiagnosisOptions& d) {
+  cmd.add_option("--expect", d.expect, "auto (each node's SKU from expectations/) | none | an expectations file")
+      ->capture_default_str();
+  add_number(cmd, "--z", d.z_threshold, "robust z beyond which a figure is an outlier", {.min = 0, .max = 1e6})->capture_default_str();
+  add_number(cmd, "--min-deviation", d.min_deviation,
+             "an outlier is also worse than the median by the factor 1 - this", {.min = 0, .max = 0.99})
+      ->capture_default_str();
+  cmd.add_option("--statistic", d.statistic,
+                 "median (each figure at its median time) | best (its fastest sample: for oversubscribed test clusters)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"median", "best"}));
+  cmd.add_option("--ignore-metrics", d.ignore_metrics,
+                 "metrics left out of the ranking, e.g. latencies on an oversubscribed test cluster (comma list)")
+      ->delimiter(',');
+}
+
+void add_fleet_run(CLI::App& fleet, State& s) {
+  auto* c = s.fleet_run = fleet.add_subcommand("run", "inside an allocation: node, link and fleet phases into OUT_DIR, then the report");
+  FleetRunOptions& o = s.run;
+  c->add_option("OUT_DIR", o.out_dir, "fleet folder to create")->required();
+  c->add_option("--suite", o.suite, "fleet (GPU nodes) | fleet-smoke (CPU nodes, CI)")->capture_default_str();
+  c->add_option("--backend", o.backend, "auto | cuda | hip | host")->capture_default_str();
+  c->add_option("--launcher", o.launcher_kind, "auto | slurm | mpirun | local")->capture_default_str();
+  c->add_option("--nodes", o.nodes, "node names, a,b,c (default: the allocation's, or the host file's)");
+  c->add_option("--hostfile", o.launcher.hostfile, "mpirun: one host per line");
+  c->add_option("--srun", o.launcher.srun, "srun and options added to every step")->capture_default_str();
+  c->add_option("--srun-mpi", o.launcher.srun_mpi, "srun --mpi= for MPI steps")->capture_default_str();
+  c->add_option("--mpirun", o.launcher.mpirun, "mpirun and options (mpirun and local launchers)")->capture_default_str();
+  c->add_option("--threads", o.threads, "node phase: gpucal run --threads (default: all on GPUs, 2 on the host)");
+  add_number(*c, "--ranks-per-node", o.ranks_per_node, "link and fleet phases: ranks per node", {.min = 1, .max = 1024})
+      ->capture_default_str();
+  c->add_option("--pattern", o.pattern, "link phase: round-robin | ring | random:K")->capture_default_str();
+  add_number(*c, "--seed", o.seed, "random:K pattern's seed")->capture_default_str();
+  add_number(*c, "--pairs-at-once", o.pairs_at_once,
+             "link phase: measure a round's pairs in batches of K (SuperBench's k-batch; 0: the whole round at once)",
+             {.min = 0, .max = 1 << 20})
+      ->capture_default_str();
+  add_number(*c, "--groups", o.group_size, "fleet phase: also disjoint groups of G nodes, measured at once", {.min = 0, .max = 1 << 20});
+  c->add_option("--phases", o.phases, "which phases: node,link,fleet")->capture_default_str();
+  add_number(*c, "--node-timeout", o.node_timeout_s, "seconds", {.min = 1, .max = 1e7})->capture_default_str();
+  add_number(*c, "--link-timeout", o.link_timeout_s, "seconds per link step", {.min = 1, .max = 1e7})->capture_default_str();
+  add_number(*c, "--fleet-timeout", o.fleet_timeout_s, "seconds", {.min = 1, .max = 1e7})->capture_default_str();
+  add_number(*c, "--probe-timeout", o.probe_timeout_s, "seconds a node has to answer a probe", {.min = 1, .max = 1e6})
+      ->capture_default_str();
+  add_number(*c, "--straggler-factor", o.stragglers.factor,
+             "node phase: stop a node still running after this many times the median node's time", {.min = 1, .max = 1e6})
+      ->capture_default_str();
+  add_number(*c, "--straggler-min", o.stragglers.min_s, "node phase: ... but never before this many seconds", {.min = 0, .max = 1e7})
+      ->capture_default_str();
+  c->add_option("--bin-dir", o.bin_dir, "where gpucal run and the fleet find the bench_* binaries");
+  c->add_option("--cluster", o.cluster, "cluster name in fleet.json and the history (default: $SLURM_CLUSTER_NAME)");
+  c->add_flag("!--no-report", s.run_report, "do not run gpucal fleet report at the end");
+  c->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
+  add_diagnosis_flags(*c, s.report.diagnosis);
+}
+
+void add_fleet_others(CLI::App& fleet, State& s) {
+  auto* r = s.fleet_report = fleet.add_subcommand("report", "rank nodes and links; name the suspects (exit 1 when there are)");
+  r->add_option("FLEET_DIR", s.report.fleet_dir, "a gpucal fleet run folder")->required();
+  r->add_option("--markdown", s.report.markdown, "default FLEET_DIR/report.md");
+  r->add_option("--html", s.report.html, "default FLEET_DIR/report.html");
+  r->add_option("--json", s.report.json, "default FLEET_DIR/report.json");
+  r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml");
+  r->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
+  r->add_option("--cluster", s.report.cluster, "cluster name for the history (default: fleet.json's)");
+  add_diagnosis_flags(*r, s.report.diagnosis);
+
+  auto* b = s.fleet_baseline = fleet.add_subcommand("baseline", "write an expectations file from N nodes' results");
+  b->add_option("INPUT", s.baseline.inputs, "fleet folders or results folders")->required();
+  b->add_option("-o,--output", s.baseline.out, "expectations file to write")->required();
+  b->add_option("--sku", s.baseline.sku, "the SKU's name")->required();
+  b->add_option("--name", s.baseline.name, "a longer name (default: the device name)");
+  b->add_option("--backend", s.baseline.backend, "match.backend (default: the inputs')");
+  b->add_option("--device-regex", s.baseline.device_regex, "match.device_regex (default: the device name exactly)");
+  add_number(*b, "--spread-k", s.baseline.spread_k, "floor = median - max(k x robust sigma, margin x median)", {.min = 0, .max = 100})
+      ->capture_default_str();
+  add_number(*b, "--min-margin", s.baseline.min_margin, "see --spread-k", {.min = 0, .max = 0.99})->capture_default_str();
+  add_number(*b, "--min-nodes", s.baseline.min_nodes, "nodes a metric needs", {.min = 1, .max = 1 << 20})->capture_default_str();
+
+  auto* sc = s.fleet_schedule = fleet.add_subcommand("schedule", "print the link phase's rounds for N nodes");
+  sc->add_option("--nodes", s.schedule.nodes, "counts (4,8,16,64) or node names (a,b,c)")->required();
+  sc->add_option("--pattern", s.schedule.pattern, "round-robin | ring | random:K")->capture_default_str();
+  add_number(*sc, "--seed", s.schedule.seed, "random:K pattern's seed")->capture_default_str();
+  add_number(*sc, "--groups", s.schedule.group_size, "also print disjoint groups of G nodes", {.min = 0, .max = 1 << 20});
+  sc->add_flag("--summary", s.schedule.summary, "the table only");
+}
+
+void add_check(CLI::App& app, State& s) {
+  auto* c = s.check_cmd = app.add_subcommand("check", "a results folder against its SKU's expectations (exit 1 on a miss)");
+  c->add_option("RESULTS_DIR", s.check_options.results_dir, "results folder")->required();
+  c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file")->capture_default_str();
+  c->add_option("--junit", s.check_options.junit, "write JUnit XML");
+  c->add_option("--json", s.check_options.json, "write the table as JSON");
+  c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown");
+}
+
+CLI::App* add_history(CLI::App& app, State& s) {
+  auto* h = app.add_subcommand("history", "record runs in a history file, show trends, flag regressions");
+  h->require_subcommand(1);
+  auto* i = s.history_import = h->add_subcommand("import", "record fleet folders or results folders");
+  i->add_option("PATH", s.import_paths, "fleet folders or results folders")->required();
+  i->add_option("--history", s.history_path, "history file (SQLite; created when absent)")->required();
+  i->add_option("--cluster", s.history_cluster, "cluster name (default: fleet.json's)");
+  add_diagnosis_flags(*i, s.report.diagnosis);
+  auto* sh = s.history_show = h->add_subcommand("show", "each node's figures per metric, oldest to newest");
+  sh->add_option("--history", s.show.history, "history file")->required();
+  sh->add_option("--metric", s.show.metric, "only this metric");
+  sh->add_option("--node", s.show.node, "only this node (or pair a--b)");
+  add_number(*sh, "--last", s.show.last, "runs to show", {.min = 1, .max = 1 << 20})->capture_default_str();
+  sh->add_option("--html", s.show.html, "also write the trends as an HTML page with plots");
+  auto* rg = s.history_regressions = h->add_subcommand("regressions", "latest figures against their rolling baseline (exit 1 on one)");
+  history::RegressionCommand& r = s.regressions;
+  rg->add_option("--history", r.history, "history file")->required();
+  rg->add_option("--metric", r.metric, "only this metric");
+  rg->add_option("--node", r.node, "only this node");
+  add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
+  add_number(*rg, "--k", r.options.k, "threshold = max(min change, k x run-to-run spread)", {.min = 0, .max = 1e6})->capture_default_str();
+  add_number(*rg, "--min-change", r.options.min_change, "smallest relative change that counts", {.min = 0, .max = 10})->capture_default_str();
+  add_number(*rg, "--min-history", r.options.min_history, "previous runs needed for a verdict", {.min = 1, .max = 1 << 20})
+      ->capture_default_str();
+  rg->add_option("--junit", r.junit, "write JUnit XML");
+  rg->add_option("--json", r.json, "write the trends as JSON");
+  return h;
+}
+
+std::optional<int> run_parsed(State& s) {
+  if (*s.fleet_run) {
+    const int rc = run_fleet(s.run, std::cout);
+    if (!s.run_report || rc >= 128) return rc;
+    s.report.fleet_dir = s.run.out_dir;
+    s.report.cluster = s.run.cluster;
+    const int report_rc = run_report(s.report, std::cout);
+    return std::max(rc, report_rc);
+  }
+  if (*s.fleet_report) return run_report(s.report, std::cout);
+  if (*s.fleet_baseline) return run_baseline(s.baseline, std::cout);
+  if (*s.fleet_schedule) return run_schedule(s.schedule, std::cout);
+  if (*s.check_cmd) return check::run_check(s.check_options, std::cout);
+  if (*s.history_import) return history::run_import(s.history_path, s.import_paths, s.history_cluster, s.report.diagnosis, std::cout);
+  if (*s.history_show) return history::run_show(s.show, std::cout);
+  if (*s.history_regressions) return history::run_regressions(s.regressions, std::cout);
+  return std::nullopt;
+}
+
+}  // namespace
+
+// One of the three verbs: its subcommand and flags on the CLI, then the parsed one run.
+class OperatorCommand : public calibration::Command {
+ public:
+  OperatorCommand(std::string verb, const std::string& argv0) : verb_(std::move(verb)) { s_.run.gpucal_path = argv0; }
+  CLI::App* add_to(CLI::App& app) override {
+    if (verb_ == "check") {
+      add_check(app, s_);
+      s_.check_cmd->footer(calibration::examples_footer({
+          {"gpucal check results/ --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
+          {"gpucal check results/ --expect expectations/h100-sxm.json --junit check.xml", "against a given file, JUnit for CI"},
+      }));
+      return s_.check_cmd;
+    }
+    if (verb_ == "history") {
+      CLI::App* h = add_history(app, s_);
+      h->footer(calibration::examples_footer({
+          {"gpucal history import fleet-2026-11-25/ --history h.sqlite", "record a fleet run"},
+          {"gpucal history regressions --history h.sqlite", "latest figures against their rolling baseline (exit 1 on one)"},
+          {"gpucal history show --history h.sqlite --metric hbm_copy_gbps --html trends.html", "a metric's trend per node"},
+      }));
+      return h;
+    }
+    auto* fleet = app.add_subcommand("fleet", "measure a cluster's nodes and links and name the bad ones");
+    fleet->require_subcommand(1);
+    add_fleet_run(*fleet, s_);
+    add_fleet_others(*fleet, s_);
+    fleet->footer(calibration::examples_footer({
+        {"sbatch -N 16 --wrap 'gpucal fleet run fleet-$(date +%F) --history h.sqlite'",
+         "every node, every pair of nodes in N-1 rounds, the whole allocation; then the report"},
+        {"gpucal fleet report fleet-2026-11-25/", "the suspect nodes and links again, with other thresholds"},
+        {"gpucal fleet schedule --nodes 4,8,16,64 --summary", "how many link rounds a fleet of each size takes"},
+    }));
+    return fleet;
+  }
+  int run() override { return run_parsed(s_).value_or(2); }
+
+ private:
+  std::string verb_;
+  State s_;
+};
+
+}  // namespace
+
+std::unique_ptr<calibration::Command> make_operator_command(const std::string& verb, const std::string& argv0) {
+  return std::make_unique<OperatorCommand>(verb, argv0);
+}
+
+}  // namespace gpucal::fleet

@@ -1,0 +1,247 @@
+#include "app/fleet/diagnosis.h"
+
+#include "app/fleet/junit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace gpucal::fleet {
+
+std::vector<std::string> Diagnosis::suspect_nodes() const {
+  std::vector<std::string> names;
+  for (const auto& s : suspects)
+    if (s.kind != "link" && s.kind != "group" && std::find(names.begin(), names.end(), s.subject) == names.end())
+      names.push_back(s.subject);
+  return names;
+}
+
+std::vector<std::string> Diagnosis::suspect_links() const {
+  std::vector<std::string> links;
+  for (const auto& s : suspects)
+    if (s.kind == "link") links.push_back(s.subject);
+  return links;
+}
+
+MetricTable rank_metric(const std::string& metric, Better better, const std::map<std::string, double>& values,
+                        const std::optional<RobustReference>& reference, const DiagnosisOptions& o) {
+  MetricTable t;
+  t.metric = metric;
+  t.better = better;
+  t.unit = metric_kind(metric).unit;
+  std::vector<double> all;
+  for (const auto& [subject, v] : values) all.push_back(v);
+  t.reference = reference ? reference : robust_reference(all);
+  const bool ranked = t.reference && static_cast<int>(all.size()) >= o.min_count && t.reference->count >= o.min_count;
+  for (const auto& [subject, v] : values) {
+    Ranked r{subject, v};
+    if (t.reference) {
+      r.z = robust_z(v, *t.reference);
+      r.deviation = t.reference->median != 0 ? (v - t.reference->median) / std::fabs(t.reference->median) : 0;
+      // Worse by the factor 1 - min_deviation either way: 10% below a bandwidth's median, or
+      // 1/0.9 = 1.11 times a latency's.
+      const double m = t.reference->median;
+      const bool far = better == Better::higher ? v <= m * (1 - o.min_deviation) : v * (1 - o.min_deviation) >= m;
+      const double sign = better == Better::higher ? -1 : 1;  // +1: the bad direction is up
+      r.outlier = ranked && sign * r.z >= o.z_threshold && far;
+    }
+    r.suspect = r.outlier;
+    t.rows.push_back(r);
+  }
+  std::sort(t.rows.begin(), t.rows.end(), [&](const Ranked& a, const Ranked& b) {
+    return better == Better::higher ? a.value < b.value : a.value > b.value;
+  });
+  return t;
+}
+
+namespace {
+
+// The expectations per node: by --expect FILE for all, or by each node's device.
+struct ExpectationsBySku {
+  std::map<std::string, check::Expectations> by_node;
+};
+
+ExpectationsBySku expectations_for(const FleetDir& f, const DiagnosisOptions& o, Diagnosis& d) {
+  ExpectationsBySku e;
+  if (o.expect == "none") return e;
+  std::vector<check::Expectations> shipped;
+  if (o.expect == "auto") shipped = check::read_expectations_dir(check::find_expectations_dir());
+  const std::optional<check::Expectations> given =
+      o.expect == "auto" ? std::nullopt : std::optional(check::read_expectations(o.expect));
+  for (const auto& n : f.nodes) {
+    std::optional<check::Expectations> x = given;
+    if (!x && !n.identity.device_name.empty()) x = check::match_sku(shipped, n.identity.device_name, n.identity.backend);
+    d.sku_of_node[n.name] = x ? x->sku : "";
+    if (x) e.by_node.emplace(n.name, *x);
+    else if (!n.metrics.empty())
+      d.notes.push_back(n.name + ": no expectations match '" + n.identity.device_name + "' (" + n.identity.backend +
+                        "): ranked against the fleet only");
+  }
+  return e;
+}
+
+// Applies each subject's floor to its row; `floor_owner` maps a subject to the node whose SKU counts.
+void apply_floors(MetricTable& t, const ExpectationsBySku& e, const std::map<std::string, std::string>& floor_owner) {
+  for (Ranked& r : t.rows) {
+    const auto owner = floor_owner.find(r.subject);
+    if (owner == floor_owner.end()) continue;
+    const auto x = e.by_node.find(owner->second);
+    if (x == e.by_node.end()) continue;
+    const auto m = x->second.metrics.find(t.metric);
+    if (m == x->second.metrics.end()) continue;
+    t.typical = m->second.typical.value;
+    t.typical_source = m->second.typical.source;
+    if (!m->second.floor.value) continue;
+    t.floor = m->second.floor.value;
+    t.floor_source = m->second.floor.source;
+    r.meets_floor = check::meets(r.value, *m->second.floor.value, t.better);
+    r.suspect = r.suspect || !*r.meets_floor;
+  }
+}
+
+std::string percent(double deviation) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f%% %s the fleet median", std::fabs(100 * deviation),
+                deviation < 0 ? "below" : "above");
+  return text;
+}
+
+std::string reason_of(const Ranked& r, const MetricTable& t) {
+  std::string why;
+  if (r.outlier) {
+    char z[48];
+    std::snprintf(z, sizeof z, "robust z %.1f, ", r.z);
+    why = z + percent(r.deviation);
+  }
+  if (r.meets_floor && !*r.meets_floor)
+    why += (why.empty() ? "" : "; ") + std::string("misses the SKU floor ") + format_value(*t.floor) + " " + t.unit +
+           " (" + t.floor_source + ")";
+  return why;
+}
+
+Suspect suspect_of(const Ranked& r, const MetricTable& t, const std::string& kind, const std::string& prefix) {
+  return Suspect{r.subject, kind, t.metric, t.unit, r.value,
+                 t.reference ? std::optional(t.reference->median) : std::nullopt, prefix + reason_of(r, t)};
+}
+
+void diagnose_nodes(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d) {
+  std::map<std::string, std::map<std::string, double>> by_metric;
+  std::map<std::string, std::string> owner;
+  for (const auto& n : f.nodes) {
+    owner[n.name] = n.name;
+    for (const auto& [id, m] : n.metrics) by_metric[id][n.name] = m.value;
+    if (n.status != "ok")
+      d.suspects.push_back({n.name, n.status, "", "", std::nullopt, std::nullopt,
+                            n.detail.empty() ? n.status : n.status + ": " + n.detail});
+  }
+  for (const auto& [id, values] : by_metric) {
+    if (d.options.ignored(id)) continue;
+    MetricTable t = rank_metric(id, metric_kind(id).better, values, std::nullopt, d.options);
+    apply_floors(t, e, owner);
+    for (const Ranked& r : t.rows)
+      if (r.suspect) d.suspects.push_back(suspect_of(r, t, "node", ""));
+    d.node_tables.push_back(std::move(t));
+  }
+}
+
+struct PairValue {
+  std::string a, b;
+  double value;
+};
+
+void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& pairs, const ExpectationsBySku& e,
+                          Diagnosis& d) {
+  const Better better = metric_kind(id).better;
+  std::map<std::string, double> capacity, by_pair;
+  std::map<std::string, int> count;
+  std::map<std::string, std::string> owner;
+  for (const auto& p : pairs) {
+    for (const std::string& node : {p.a, p.b}) {
+      auto [it, fresh] = capacity.try_emplace(node, p.value);
+      if (!fresh) it->second = better == Better::higher ? std::max(it->second, p.value) : std::min(it->second, p.value);
+      ++count[node];
+      owner[node] = node;
+    }
+    by_pair[link_folder_name(p.a, p.b)] = p.value;
+    owner[link_folder_name(p.a, p.b)] = p.a;
+  }
+  MetricTable cap = rank_metric(id, better, capacity, std::nullopt, d.options);
+  apply_floors(cap, e, owner);
+  std::set<std::string> slow_nodes;
+  for (const Ranked& r : cap.rows)
+    if (r.suspect) {
+      slow_nodes.insert(r.subject);
+      const std::string all = count[r.subject] == 1 ? "its only measured pair is slow (node or link: one pair cannot tell): "
+                                                    : "all " + std::to_string(count[r.subject]) + " of its pairs slow, best pair ";
+      d.suspects.push_back(suspect_of(r, cap, "node links", all + format_value(r.value) + " " + cap.unit + ": "));
+    }
+  // Pairs against the pairs between nodes that are not slow: a node's best pair is above its typical
+  // pair, so the capacities' median would make ordinary pairs look slow.
+  std::vector<double> healthy;
+  for (const auto& p : pairs)
+    if (!slow_nodes.count(p.a) && !slow_nodes.count(p.b)) healthy.push_back(p.value);
+  const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? robust_reference(healthy) : cap.reference;
+  MetricTable pair_table = rank_metric(id, better, by_pair, pair_reference, d.options);
+  apply_floors(pair_table, e, owner);
+  for (const Ranked& r : pair_table.rows) {
+    const auto dash = r.subject.find("--");
+    const std::string a = r.subject.substr(0, dash), b = r.subject.substr(dash + 2);
+    if (r.suspect && !slow_nodes.count(a) && !slow_nodes.count(b))
+      d.suspects.push_back(suspect_of(r, pair_table, "link", "one pair slow while " + a + " and " + b +
+                                                                 " reach the fleet median with their other pairs: "));
+  }
+  d.capacity_tables.push_back(std::move(cap));
+  d.pair_tables.push_back(std::move(pair_table));
+}
+
+void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d) {
+  std::map<std::string, std::vector<PairValue>> by_metric;
+  for (const auto& p : f.pairs) {
+    for (const auto& [id, m] : p.metrics) by_metric[id].push_back({p.a, p.b, m.value});
+    if (p.status != "ok" && p.status != "not measured")
+      d.notes.push_back("pair " + link_folder_name(p.a, p.b) + ": " + p.status + (p.detail.empty() ? "" : ": " + p.detail));
+  }
+  for (const auto& [id, pairs] : by_metric)
+    if (!d.options.ignored(id)) diagnose_link_metric(id, pairs, e, d);
+}
+
+void diagnose_groups(const FleetDir& f, Diagnosis& d) {
+  std::map<std::string, std::map<std::string, double>> by_metric;
+  for (const auto& g : f.groups)
+    for (const auto& [id, m] : g.metrics) by_metric[id][g.name] = m.value;
+  for (const auto& [id, values] : by_metric) {
+    if (d.options.ignored(id)) continue;
+    MetricTable t = rank_metric(id, metric_kind(id).better, values, std::nullopt, d.options);
+    for (const Ranked& r : t.rows)
+      if (r.suspect && r.subject != "fleet") d.suspects.push_back(suspect_of(r, t, "group", "a slow group: "));
+    d.group_tables.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+bool DiagnosisOptions::ignored(const std::string& metric) const {
+  return std::find(ignore_metrics.begin(), ignore_metrics.end(), metric) != ignore_metrics.end();
+}
+
+Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {
+  Diagnosis d;
+  d.options = o;
+  if (!o.ignore_metrics.empty()) {
+    std::string list;
+    for (const auto& m : o.ignore_metrics) list += (list.empty() ? "" : ", ") + m;
+    d.notes.push_back("left out of the ranking (--ignore-metrics): " + list);
+  }
+  const ExpectationsBySku e = expectations_for(f, o, d);
+  diagnose_nodes(f, e, d);
+  diagnose_links(f, e, d);
+  diagnose_groups(f, d);
+  int measured = 0;
+  for (const auto& n : f.nodes) measured += !n.metrics.empty();
+  if (measured < o.min_count)
+    d.notes.push_back(std::to_string(measured) + " node(s) measured: fewer than " + std::to_string(o.min_count) +
+                      ", so nodes are checked against their SKU floors only, not ranked");
+  return d;
+}
+
+}  // namespace gpucal::fleet

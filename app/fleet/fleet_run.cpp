@@ -1,0 +1,358 @@
+#include "app/fleet/fleet_run.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "app/fleet/fleet_dir.h"
+#include "app/fleet/schedule.h"
+#include "app/run/bench_runner.h"
+#include "app/run/run_suite.h"
+#include "app/run/suites.h"
+#include "core/output/metadata.h"
+#include "gpucal/version.h"
+
+namespace gpucal::fleet {
+
+namespace fs = std::filesystem;
+using calibration::shell_quote;
+using nlohmann::json;
+
+const FleetPlan& find_fleet_plan(const std::string& suite) {
+  static const std::vector<FleetPlan> plans{
+      {"fleet", "--pattern sendrecv,pingpong --sizes 8,256M", "--collective allreduce --ranks all --sizes 256M",
+       "--collective allreduce,allgather --ranks all --sizes 1G", 0.5},
+      {"fleet-smoke", "--pattern sendrecv,pingpong --sizes 8,1M", "--collective allreduce --ranks all --sizes 1M",
+       "--collective allreduce --ranks all --sizes 1M", 1.0},
+  };
+  for (const auto& p : plans)
+    if (p.suite == suite) return p;
+  throw std::invalid_argument("--suite: fleet run knows the suites fleet and fleet-smoke, got '" + suite + "'");
+}
+
+namespace {
+
+struct Context {
+  const FleetRunOptions& o;
+  std::ostream& log;
+  Manifest manifest;
+  std::vector<std::string> nodes;
+  std::set<std::string> hung;
+  std::string gpucal, bench_p2p, bench_collectives;
+};
+
+std::string fmt_s(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
+std::string step_status(const StepOutcome& r) {
+  if (r.interrupted) return "interrupted";
+  if (r.timed_out) return "timed out";
+  return r.status == 0 ? "ok" : "failed";
+}
+
+void record(Context& c, const std::string& phase, int round, const std::vector<std::string>& nodes, const Step& s,
+            const StepOutcome& r, const std::string& out, const std::string& detail) {
+  c.manifest.add_step({{"phase", phase}, {"round", round}, {"nodes", nodes}, {"status", step_status(r)},
+                       {"rc", r.status}, {"seconds", r.seconds}, {"out", out}, {"log", s.log_path},
+                       {"command", s.command}, {"detail", detail}});
+}
+
+// Probes the nodes of timed-out steps; those that do not answer become hung.
+void probe(Context& c, const std::set<std::string>& suspects, const std::string& phase, int round) {
+  if (suspects.empty()) return;
+  std::vector<Step> steps;
+  std::vector<std::string> names(suspects.begin(), suspects.end());
+  fs::create_directories(fs::path(c.o.out_dir) / "logs");
+  for (const auto& n : names)
+    steps.push_back({probe_command(c.o.launcher, n), (fs::path(c.o.out_dir) / "logs" / ("probe-" + n + ".log")).string(),
+                     c.o.probe_timeout_s});
+  const auto results = run_steps(steps);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    record(c, "probe", round, {names[i]}, steps[i], results[i], "", "");
+    if (results[i].status == 0) continue;
+    c.hung.insert(names[i]);
+    json& node = c.manifest.node(names[i]);
+    node["status"] = "hung";
+    node["detail"] = "no answer to a probe after a " + phase + " step timed out" +
+                     (round > 0 ? " (round " + std::to_string(round) + ")" : "");
+    c.log << "  " << names[i] << ": hung (no answer to a probe)\n";
+  }
+  c.manifest.save();
+}
+
+std::string node_phase_command(const Context& c, const std::string& node) {
+  const fs::path out = fs::path(c.o.out_dir) / "nodes" / node;
+  std::string inner = shell_quote(c.gpucal) + " run --suite " + shell_quote(c.o.suite) + " --out " + shell_quote(out.string()) +
+                      " --backend " + shell_quote(c.o.backend) + " --no-plots";
+  const std::string threads = !c.o.threads.empty() ? c.o.threads : (c.o.backend == "host" ? "2" : "all");
+  inner += " --threads " + shell_quote(threads);
+  if (!c.o.bin_dir.empty()) inner += " --bin-dir " + shell_quote(c.o.bin_dir);
+  return single_command(c.o.launcher, node, inner);
+}
+
+void node_phase(Context& c) {
+  c.log << "node phase: " << c.o.suite << " on " << c.nodes.size() << " node(s) at once\n";
+  fs::create_directories(fs::path(c.o.out_dir) / "nodes");
+  std::vector<Step> steps;
+  for (const auto& n : c.nodes)
+    steps.push_back({node_phase_command(c, n), (fs::path(c.o.out_dir) / "nodes" / (n + ".log")).string(), c.o.node_timeout_s});
+  const auto results = run_steps(steps, c.o.stragglers);
+  std::set<std::string> timed_out;
+  for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+    const std::string& n = c.nodes[i];
+    std::string detail;
+    json& node = c.manifest.node(n);
+    if (results[i].timed_out) {
+      timed_out.insert(n);
+      detail = "stopped after " + fmt_s(results[i].seconds) + " (timeout or straggler limit); kept what it measured";
+      node["status"] = "timed out";
+    } else if (results[i].status != 0 && !results[i].interrupted) {
+      detail = "gpucal run exited " + std::to_string(results[i].status) + "; see nodes/" + n + ".log";
+      node["status"] = "failed";
+    }
+    node["detail"] = detail;
+    node["node_phase_seconds"] = results[i].seconds;
+    c.log << "  " << n << ": " << step_status(results[i]) << " (" << fmt_s(results[i].seconds) << ")\n";
+    record(c, "node", 0, {n}, steps[i], results[i], "nodes/" + n, detail);
+  }
+  probe(c, timed_out, "node", 0);
+}
+
+std::string bench_command(const Context& c, const std::string& bench, const std::string& args, const fs::path& csv) {
+  const FleetPlan& plan = find_fleet_plan(c.o.suite);
+  char max_time[32];
+  std::snprintf(max_time, sizeof max_time, "%g", plan.max_time_per_point_s);
+  return shell_quote(bench) + " --backend " + shell_quote(c.o.backend) + " " + args + " --out " + shell_quote(csv.string()) +
+         " --quiet --max-time-per-point " + max_time;
+}
+
+using PairList = std::vector<std::pair<std::string, std::string>>;
+
+// Runs the steps of `pairs` at once, records them, probes the nodes of those that timed out;
+// returns the steps that timed out while both their nodes still answer (worth a second try: an
+// MPI wire-up that lost a race under load looks the same as a hung node until the probe).
+std::vector<std::size_t> run_pair_steps(Context& c, const std::vector<Step>& steps, const PairList& pairs, int round,
+                                        const std::string& what) {
+  const auto results = run_steps(steps);
+  std::set<std::string> timed_out;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto& [a, b] = pairs[i];
+    if (results[i].timed_out) timed_out.insert({a, b});
+    record(c, "link", round, {a, b}, steps[i], results[i], "links/" + link_folder_name(a, b), what);
+    c.log << "  round " << round << " " << a << "-" << b << " " << what << ": " << step_status(results[i]) << " ("
+          << fmt_s(results[i].seconds) << ")\n";
+  }
+  probe(c, timed_out, "link", round);
+  std::vector<std::size_t> retry;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (results[i].timed_out && !c.hung.count(pairs[i].first) && !c.hung.count(pairs[i].second)) retry.push_back(i);
+  return retry;
+}
+
+// One round: the p2p step of every pair at once, then the collective step of every pair at once;
+// a step that timed out on two answering nodes is tried once more.
+void link_round(Context& c, const PairList& pairs, int round) {
+  const FleetPlan& plan = find_fleet_plan(c.o.suite);
+  for (const auto& [bench, args, file] : {std::tuple{c.bench_p2p, plan.link_p2p_args, "p2p"},
+                                          std::tuple{c.bench_collectives, plan.link_collective_args, "collectives"}}) {
+    std::vector<Step> steps;
+    PairList run;
+    for (const auto& [a, b] : pairs) {
+      if (c.hung.count(a) || c.hung.count(b)) continue;
+      const fs::path dir = fs::path(c.o.out_dir) / "links" / link_folder_name(a, b);
+      fs::create_directories(dir);
+      const std::string inner = bench_command(c, bench, args, dir / (std::string(file) + ".csv"));
+      steps.push_back({mpi_command(c.o.launcher, {a, b}, c.o.ranks_per_node, inner), (dir / (std::string(file) + ".log")).string(),
+                       c.o.link_timeout_s});
+      run.push_back({a, b});
+    }
+    const std::vector<std::size_t> again = run_pair_steps(c, steps, run, round, file);
+    if (stop_signal_received()) return;
+    if (again.empty()) continue;
+    std::vector<Step> retry_steps;
+    PairList retry_pairs;
+    for (std::size_t i : again) {
+      retry_steps.push_back(steps[i]);
+      retry_steps.back().log_path = steps[i].log_path.substr(0, steps[i].log_path.size() - 4) + ".retry.log";
+      retry_pairs.push_back(run[i]);
+    }
+    run_pair_steps(c, retry_steps, retry_pairs, round, std::string(file) + " (second try)");
+    if (stop_signal_received()) return;
+  }
+}
+
+std::vector<std::string> answering(const Context& c) {
+  std::vector<std::string> alive;
+  for (const auto& n : c.nodes)
+    if (!c.hung.count(n)) alive.push_back(n);
+  return alive;
+}
+
+// A round's pairs in batches of --pairs-at-once (0: all at once).
+std::vector<PairList> batches_of(const PairList& pairs, int at_once) {
+  std::vector<PairList> out;
+  const std::size_t size = at_once > 0 ? static_cast<std::size_t>(at_once) : std::max<std::size_t>(1, pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); i += size)
+    out.emplace_back(pairs.begin() + static_cast<long>(i), pairs.begin() + static_cast<long>(std::min(pairs.size(), i + size)));
+  return out;
+}
+
+void link_phase(Context& c) {
+  const std::vector<std::string> alive = answering(c);
+  SchedulePattern pattern = parse_schedule_pattern(c.o.pattern);
+  pattern.seed = c.o.seed;
+  const std::vector<Round> rounds = alive.size() >= 2 ? link_schedule(static_cast<int>(alive.size()), pattern) : std::vector<Round>{};
+  json schedule = {{"pattern", to_string(pattern)}, {"seed", c.o.seed}, {"nodes", alive}, {"rounds", json::array()}};
+  for (const Round& r : rounds) {
+    json pairs = json::array();
+    for (const NodePair& p : r.pairs) pairs.push_back({alive[static_cast<std::size_t>(p.a)], alive[static_cast<std::size_t>(p.b)]});
+    schedule["rounds"].push_back(pairs);
+  }
+  c.manifest.doc()["schedule"] = schedule;
+  c.manifest.save();
+  c.log << "link phase: " << rounds.size() << " round(s) (" << to_string(pattern) << ") over " << alive.size() << " node(s)\n";
+  for (std::size_t r = 0; r < rounds.size() && !stop_signal_received(); ++r) {
+    PairList pairs;
+    for (const NodePair& p : rounds[r].pairs) pairs.push_back({alive[static_cast<std::size_t>(p.a)], alive[static_cast<std::size_t>(p.b)]});
+    for (const auto& batch : batches_of(pairs, c.o.pairs_at_once))
+      if (!stop_signal_received()) link_round(c, batch, static_cast<int>(r) + 1);
+  }
+}
+
+void fleet_phase(Context& c) {
+  const std::vector<std::string> alive = answering(c);
+  if (alive.size() < 2) {
+    c.log << "fleet phase: skipped (" << alive.size() << " node(s) answer)\n";
+    return;
+  }
+  const FleetPlan& plan = find_fleet_plan(c.o.suite);
+  std::vector<Step> steps;
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups{{"fleet", alive}};
+  if (c.o.group_size > 0)
+    for (const auto& g : disjoint_groups(static_cast<int>(alive.size()), c.o.group_size)) {
+      std::vector<std::string> members;
+      for (int i : g) members.push_back(alive[static_cast<std::size_t>(i)]);
+      groups.push_back({"g" + std::to_string(groups.size()), members});
+    }
+  json manifest_groups = json::array();
+  for (const auto& [name, members] : groups) {
+    const fs::path dir = name == "fleet" ? fs::path(c.o.out_dir) / "fleet" : fs::path(c.o.out_dir) / "fleet" / "groups" / name;
+    fs::create_directories(dir);
+    const std::string inner = bench_command(c, c.bench_collectives, plan.fleet_collective_args, dir / "collectives.csv");
+    steps.push_back({mpi_command(c.o.launcher, members, c.o.ranks_per_node, inner), (dir / "collectives.log").string(), c.o.fleet_timeout_s});
+    if (name != "fleet") manifest_groups.push_back({{"name", name}, {"nodes", members}});
+  }
+  c.manifest.doc()["groups"] = manifest_groups;
+  c.log << "fleet phase: the whole allocation (" << alive.size() << " node(s))"
+        << (groups.size() > 1 ? " then " + std::to_string(groups.size() - 1) + " disjoint group(s) at once" : "") << "\n";
+  // The whole allocation first, alone; then the groups together.
+  for (std::size_t first = 0; first < steps.size() && !stop_signal_received(); first = first == 0 ? 1 : steps.size()) {
+    const std::size_t last = first == 0 ? 1 : steps.size();
+    const auto results = run_steps(std::vector<Step>(steps.begin() + static_cast<long>(first), steps.begin() + static_cast<long>(last)));
+    for (std::size_t i = first; i < last; ++i) {
+      record(c, "fleet", 0, groups[i].second, steps[i], results[i - first], groups[i].first, "");
+      c.log << "  " << groups[i].first << ": " << step_status(results[i - first]) << " (" << fmt_s(results[i - first].seconds) << ")\n";
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string> parse_phases(const std::string& text) {
+  std::vector<std::string> phases;
+  std::istringstream in(text);
+  std::string p;
+  while (std::getline(in, p, ',')) {
+    if (p != "node" && p != "link" && p != "fleet")
+      throw std::invalid_argument("--phases: expected a list of node, link, fleet, got '" + p + "'");
+    phases.push_back(p);
+  }
+  if (phases.empty()) throw std::invalid_argument("--phases: expected a list of node, link, fleet");
+  return phases;
+}
+
+// argv as the kernel has it (/proc/self/cmdline: NUL-separated).
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> words;
+  std::string word;
+  while (std::getline(in, word, '\0')) words.push_back(word);
+  return words;
+}
+
+std::string required_binary(const FleetRunOptions& o, const std::string& name) {
+  calibration::RunOptions r;
+  r.bin_dir = o.bin_dir;
+  r.gpucal_path = o.gpucal_path;
+  std::string tried;
+  const std::string found = calibration::find_bench_binary(r, name, &tried);
+  if (found.empty()) throw std::invalid_argument(name + " not found (looked for " + tried + "); give --bin-dir");
+  return fs::absolute(found).string();
+}
+
+void validate(const FleetRunOptions& o) {
+  calibration::find_suite(o.suite);
+  find_fleet_plan(o.suite);
+  parse_schedule_pattern(o.pattern);
+  parse_phases(o.phases);
+  if (o.out_dir.empty()) throw std::invalid_argument("OUT_DIR: expected a folder name");
+  if (fs::exists(o.out_dir) && (!fs::is_directory(o.out_dir) || !fs::is_empty(o.out_dir)))
+    throw std::invalid_argument("OUT_DIR: '" + o.out_dir + "' exists and is not an empty folder; a fleet run writes a new one");
+  if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
+    throw std::invalid_argument("--backend: expected auto, cuda, hip or host, got '" + o.backend + "'");
+}
+
+}  // namespace
+
+int run_fleet(const FleetRunOptions& options, std::ostream& log) {
+  validate(options);
+  log << std::unitbuf;  // progress shows in a batch job's output as it happens
+  FleetRunOptions o = options;
+  o.launcher.kind = parse_launcher_kind(o.launcher_kind);
+  o.out_dir = fs::absolute(o.out_dir).string();
+  const std::vector<std::string> phases = parse_phases(o.phases);
+  Context c{o, log, Manifest((fs::path(o.out_dir) / "fleet.json").string()), discover_nodes(o.launcher, o.nodes), {}, "", "", ""};
+  c.gpucal = fs::canonical("/proc/self/exe").string();
+  c.bench_p2p = required_binary(o, "bench_p2p");
+  c.bench_collectives = required_binary(o, "bench_collectives");
+  if (c.nodes.size() < 2 && phases.size() > 1) log << "note: " << c.nodes.size() << " node: no pairs to measure\n";
+  fs::create_directories(o.out_dir);
+  const char* cluster = std::getenv("SLURM_CLUSTER_NAME");
+  json& m = c.manifest.doc();
+  m["generated_by"] = "gpucal fleet run";
+  m["start_time"] = iso8601_now();
+  m["cluster"] = !o.cluster.empty() ? o.cluster : (cluster ? cluster : "");
+  m["suite"] = o.suite;
+  m["backend"] = o.backend;
+  m["launcher"] = to_string(o.launcher.kind);
+  m["git_commit"] = GPUCAL_GIT_COMMIT;
+  m["command_line"] = o.command_line.empty() ? own_command_line() : o.command_line;
+  m["slurm_job_id"] = std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "";
+  for (const auto& n : c.nodes) c.manifest.node(n);
+  c.manifest.save();
+  log << "gpucal fleet run: " << c.nodes.size() << " node(s) via " << to_string(o.launcher.kind) << " -> " << o.out_dir << "\n";
+  for (const auto& phase : phases) {
+    if (stop_signal_received()) break;
+    if (phase == "node") node_phase(c);
+    else if (phase == "link") link_phase(c);
+    else fleet_phase(c);
+  }
+  m["end_time"] = iso8601_now();
+  if (const int sig = stop_signal_received()) m["stopped_by_signal"] = sig;
+  c.manifest.save();
+  int not_ok = 0;
+  for (const auto& n : m["nodes"]) not_ok += n.value("status", "ok") != "ok";
+  log << "fleet run done: " << c.nodes.size() - static_cast<std::size_t>(not_ok) << " of " << c.nodes.size()
+      << " node(s) ok; " << o.out_dir << "/fleet.json\n";
+  if (const int sig = stop_signal_received()) return 128 + sig;
+  return not_ok > 0 ? 1 : 0;
+}
+
+}  // namespace gpucal::fleet

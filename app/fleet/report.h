@@ -1,0 +1,36 @@
+// `gpucal fleet report` outputs: Markdown (report.md), a self-contained HTML page with inline SVG
+// plots (report.html: a strip plot per node metric, a heatmap of each pair metric), JSON
+// (report.json) and JUnit (report.junit.xml: one testcase per node and metric, per pair, per node
+// status).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/fleet/diagnosis.h"
+#include "app/fleet/junit.h"
+
+namespace gpucal::fleet {
+
+std::string report_markdown(const FleetDir& fleet, const Diagnosis& d);
+std::string report_html(const FleetDir& fleet, const Diagnosis& d);
+nlohmann::json report_json(const FleetDir& fleet, const Diagnosis& d);
+std::vector<JUnitCase> report_junit(const FleetDir& fleet, const Diagnosis& d);
+// The few lines printed on the console: counts and the suspects.
+std::string report_summary(const FleetDir& fleet, const Diagnosis& d);
+
+// Shared by the formats.
+std::string suspect_line(const Suspect& s);
+std::string verdict_of(const Ranked& r);
+std::string deviation_text(const Ranked& r);
+std::string better_text(Better b);
+// Node names in a pair table, in the fleet's node order.
+std::vector<std::string> pair_nodes(const FleetDir& fleet, const MetricTable& pairs);
+
+// SVG (report_svg.cpp): a strip plot of one metric's values (suspects red, median line, floor
+// dashed), and an N x N heatmap of a pair metric coloured by value / median.
+std::string svg_strip_plot(const MetricTable& t);
+std::string svg_pair_heatmap(const MetricTable& pairs, const std::vector<std::string>& nodes);
+
+}  // namespace gpucal::fleet

@@ -1,0 +1,121 @@
+#include "app/fleet/report_command.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "app/common/calibration_json.h"
+#include "app/fleet/report.h"
+#include "app/fleet/schedule.h"
+#include "app/history/history_record.h"
+#include "core/driver/flag_checks.h"
+#include "core/output/file_io.h"
+
+namespace gpucal::fleet {
+
+namespace fs = std::filesystem;
+
+int run_report(const ReportOptions& options, std::ostream& out) {
+  ReportOptions o = options;
+  auto or_default = [&](std::string& path, const char* name) {
+    if (path.empty()) path = (fs::path(o.fleet_dir) / name).string();
+  };
+  or_default(o.markdown, "report.md");
+  or_default(o.html, "report.html");
+  or_default(o.json, "report.json");
+  or_default(o.junit, "report.junit.xml");
+  for (const auto& [flag, path] : {std::pair{"--markdown", o.markdown}, {"--html", o.html}, {"--json", o.json}, {"--junit", o.junit}})
+    if (fs::path(path).filename() == "fleet.json" || fs::path(path).extension() == ".csv")
+      throw std::invalid_argument(std::string(flag) + ": '" + path + "' would overwrite what the report reads");
+  const FleetDir f = load_fleet_dir(o.fleet_dir, statistic_from_string(o.diagnosis.statistic));
+  const Diagnosis d = diagnose(f, o.diagnosis);
+  write_file_atomic(o.markdown, report_markdown(f, d));
+  write_file_atomic(o.html, report_html(f, d));
+  calibration::write_json_file(report_json(f, d), o.json);
+  write_file_atomic(o.junit, junit_xml("gpucal fleet " + f.path, report_junit(f, d)));
+  out << report_summary(f, d) << "  wrote " << o.markdown << ", " << o.html << ", " << o.json << ", " << o.junit << "\n";
+  if (!o.history.empty()) {
+    history::HistoryDb db(o.history);
+    const history::Recording r = history::recording_of(f, d, o.cluster);
+    if (r.run.time.empty()) throw std::invalid_argument("--history: " + o.fleet_dir + " has no start time to record");
+    db.record(r.run, r.rows);
+    out << "  recorded in " << o.history << "\n";
+  }
+  return d.suspects.empty() ? 0 : 1;
+}
+
+namespace {
+
+struct ScheduleStats {
+  int nodes = 0, rounds = 0, pairs = 0, max_per_round = 0;
+  bool all_pairs = false, one_pair_per_node = true;
+};
+
+ScheduleStats stats_of(int n, const std::vector<Round>& rounds) {
+  ScheduleStats s{n, static_cast<int>(rounds.size())};
+  std::set<std::pair<int, int>> seen;
+  for (const Round& r : rounds) {
+    std::set<int> busy;
+    for (const NodePair& p : r.pairs) {
+      seen.insert({p.a, p.b});
+      s.one_pair_per_node = s.one_pair_per_node && busy.insert(p.a).second && busy.insert(p.b).second;
+    }
+    s.pairs += static_cast<int>(r.pairs.size());
+    s.max_per_round = std::max(s.max_per_round, static_cast<int>(r.pairs.size()));
+  }
+  s.all_pairs = static_cast<long long>(seen.size()) == static_cast<long long>(n) * (n - 1) / 2;
+  return s;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string w;
+  while (std::getline(in, w, ','))
+    if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+int run_schedule(const ScheduleOptions& o, std::ostream& out) {
+  SchedulePattern pattern = parse_schedule_pattern(o.pattern);
+  pattern.seed = o.seed;
+  const std::vector<std::string> words = split(o.nodes);
+  if (words.empty()) throw std::invalid_argument("--nodes: expected counts (4,8,16,64) or node names (a,b,c)");
+  const bool counts = words[0].find_first_not_of("0123456789") == std::string::npos;
+  std::vector<std::pair<int, std::vector<std::string>>> cases;
+  if (counts)
+    for (const auto& w : words) {
+      if (const std::string why = check_number_text(w, true, {.min = 1, .max = 100000}); !why.empty())
+        throw std::invalid_argument("--nodes: " + why);
+      cases.push_back({std::stoi(w), {}});
+    }
+  else cases.push_back({static_cast<int>(words.size()), words});
+  std::vector<ScheduleStats> table;
+  for (const auto& [n, names] : cases) {
+    const std::vector<Round> rounds = link_schedule(n, pattern);
+    table.push_back(stats_of(n, rounds));
+    if (o.summary) continue;
+    out << n << " nodes, " << to_string(pattern) << ": " << rounds.size() << " round(s)\n" << format_schedule(rounds, names);
+    if (o.group_size > 0) {
+      out << "fleet phase groups of " << o.group_size << ", measured at once:";
+      for (const auto& g : disjoint_groups(n, o.group_size)) {
+        out << " [";
+        for (std::size_t i = 0; i < g.size(); ++i) out << (i ? " " : "") << (names.empty() ? std::to_string(g[i]) : names[static_cast<std::size_t>(g[i])]);
+        out << "]";
+      }
+      out << "\n";
+    }
+    out << "\n";
+  }
+  out << "| nodes | pattern | rounds | pairs | pairs per round | covers every pair | one pair per node per round |\n"
+      << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& s : table)
+    out << "| " << s.nodes << " | " << to_string(pattern) << " | " << s.rounds << " | " << s.pairs << " | " << s.max_per_round
+        << " | " << (s.all_pairs ? "yes" : "no") << " | " << (s.one_pair_per_node ? "yes" : "no") << " |\n";
+  return 0;
+}
+
+}  // namespace gpucal::fleet

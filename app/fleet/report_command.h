@@ -1,0 +1,31 @@
+// `gpucal fleet report FLEET_DIR` (app/fleet/diagnosis.h, app/fleet/report.h) and
+// `gpucal fleet schedule --nodes N` (app/fleet/schedule.h).
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "app/fleet/diagnosis.h"
+
+namespace gpucal::fleet {
+
+struct ReportOptions {
+  std::string fleet_dir;
+  std::string markdown, html, json, junit;  // empty: FLEET_DIR/report.md, report.html, report.json, report.junit.xml
+  std::string history, cluster;             // record the run in this history file
+  DiagnosisOptions diagnosis;
+};
+
+// Exit 1 when the report names a suspect node or link.
+int run_report(const ReportOptions& options, std::ostream& out);
+
+struct ScheduleOptions {
+  std::string nodes;  // counts "4,8,16,64", or names "a,b,c" (one schedule)
+  std::string pattern = "round-robin";
+  uint64_t seed = 1;
+  int group_size = 0;
+  bool summary = false;  // the table only
+};
+
+int run_schedule(const ScheduleOptions& options, std::ostream& out);
+
+}  // namespace gpucal::fleet

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""gpucal fleet report / baseline, gpucal check and gpucal history on synthetic fleet folders.
+
+Usage: check_fleet_cli.py GPUCAL WRITE_SYNTHETIC_RESULTS EXPECTATIONS_DIR WORK_DIR
+
+Five synthetic nodes (tests/calibration/synthetic_results.h, a seed each), n3 1.5x slower in
+every figure, n5 hung (fleet.json): the report must name exactly n5 and n3. Then check against a
+shipped SKU and a baseline written from the fleet, and six nightly runs through the history where
+only the last run's n2 regresses.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+GPUCAL, SYNTH, EXPECT, WORK = sys.argv[1:5]
+failures = []
+
+
+def run(*args, rc=None):
+    p = subprocess.run([GPUCAL, *args], capture_output=True, text=True)
+    if rc is not None and p.returncode != rc:
+        failures.append(f"gpucal {' '.join(args)}: exit {p.returncode}, expected {rc}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def fleet(path, start, slow=None, hung=None, scale=1.5):
+    os.makedirs(os.path.join(path, 'nodes'))
+    nodes = []
+    for i in range(1, 6):
+        name = f'n{i}'
+        status = 'hung' if name == hung else 'ok'
+        nodes.append({'name': name, 'status': status, 'detail': 'no answer to a probe' if status == 'hung' else ''})
+        if status == 'hung':
+            continue
+        factor = scale if name == slow else 1.0
+        subprocess.run([SYNTH, os.path.join(path, 'nodes', name), str(factor), str(i)], check=True)
+    manifest = {'fleet_schema_version': 1, 'start_time': start, 'suite': 'fleet', 'cluster': 'synthetic',
+                'launcher': 'local', 'git_commit': 'test', 'nodes': nodes, 'steps': []}
+    with open(os.path.join(path, 'fleet.json'), 'w') as f:
+        json.dump(manifest, f)
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+main = os.path.join(WORK, 'fleet')
+fleet(main, '2026-01-01T00:00:00Z', slow='n3', hung='n5')
+
+# The report names exactly the hung node and the slow one.
+p = run('fleet', 'report', main, '--expect', 'none', rc=1)
+report = json.load(open(os.path.join(main, 'report.json')))
+check(report['suspect_nodes'] == ['n5', 'n3'], f"suspects {report['suspect_nodes']}, expected ['n5', 'n3']\n{p.stdout}")
+check(report['suspect_links'] == [], f"links {report['suspect_links']}")
+check(any(s['subject'] == 'n3' and s['metric'] == 'gemm_bf16_tflops' and s['fleet_median'] for s in report['suspects']),
+      'n3 is named without its GEMM figure and the fleet median')
+html = open(os.path.join(main, 'report.html')).read()
+check(html.count('<svg') >= 3 and '<script' not in html and 'http' not in html.replace('http://www.w3.org/2000/svg', ''),
+      'report.html is not a self-contained page with plots')
+junit = open(os.path.join(main, 'report.junit.xml')).read()
+check('<failure' in junit and 'n3' in junit, 'report.junit.xml has no failure for n3')
+check('n3' in open(os.path.join(main, 'report.md')).read(), 'report.md does not name n3')
+
+# check: the synthetic device matches no shipped SKU; against H100 SXM its copy misses the floor.
+node1 = os.path.join(main, 'nodes', 'n1')
+p = run('check', node1, rc=2)
+check('no file in' in p.stderr and 'Synthetic GPU' in p.stderr, f'auto without a match: {p.stderr}')
+p = run('check', node1, '--expect', os.path.join(EXPECT, 'h100_sxm.json'), '--junit', os.path.join(WORK, 'check.xml'), rc=1)
+check('hbm_copy_gbps' in p.stdout and 'fail' in p.stdout, p.stdout)
+check('<failure' in open(os.path.join(WORK, 'check.xml')).read(), 'check JUnit without a failure')
+
+# baseline from the fleet (n5 hung, n3 slow: the median and MAD ignore n3), then check against it.
+base = os.path.join(WORK, 'baseline.json')
+run('fleet', 'baseline', main, '--sku', 'synthetic', '-o', base, rc=0)
+doc = json.load(open(base))
+check(doc['match']['device_regex'] == '^Synthetic GPU$' and 'gemm_bf16_tflops' in doc['metrics'], json.dumps(doc)[:300])
+run('check', node1, '--expect', base, rc=0)
+run('check', os.path.join(main, 'nodes', 'n3'), '--expect', base, rc=1)
+
+# History: five quiet nights, then n2 20% slower; only n2's figures regress.
+history = os.path.join(WORK, 'history.sqlite')
+nights = []
+for night in range(6):
+    path = os.path.join(WORK, f'night{night}')
+    fleet(path, f'2026-02-0{night + 1}T02:00:00Z', slow='n2' if night == 5 else None, scale=1.25)
+    nights.append(path)
+run('history', 'import', *nights, '--history', history, '--expect', 'none', rc=0)
+p = run('history', 'regressions', '--history', history, '--json', os.path.join(WORK, 'regressions.json'), rc=1)
+trends = json.load(open(os.path.join(WORK, 'regressions.json')))['trends']
+regressed = sorted({t['node'] for t in trends if t['regression']})
+check(regressed == ['n2'], f'regressions on {regressed}, expected n2 only\n{p.stdout}')
+p = run('history', 'show', '--history', history, '--metric', 'gemm_bf16_tflops', '--html', os.path.join(WORK, 'trends.html'), rc=0)
+check('n2' in p.stdout and '<svg' in open(os.path.join(WORK, 'trends.html')).read(), p.stdout)
+run('history', 'import', nights[0], '--history', history, '--expect', 'none', rc=0)  # again: replaced, not doubled
+p = run('history', 'show', '--history', history, '--node', 'n1', '--metric', 'hbm_copy_gbps', rc=0)
+check('6 run(s)' in p.stdout, f'a re-import added a run: {p.stdout}')
+
+# Bad input: one line, exit 2.
+for args in (['fleet', 'report', os.path.join(WORK, 'absent')], ['fleet', 'schedule', '--nodes', '0'],
+             ['fleet', 'schedule', '--nodes', '8', '--pattern', 'random:9'], ['check', node1, '--expect', base + '.absent'],
+             ['history', 'show', '--history', os.path.join(main, 'fleet.json')]):
+    p = run(*args, rc=2)
+    check(len(p.stderr.strip().splitlines()) == 1, f"gpucal {' '.join(args)}: not one line: {p.stderr}")
+
+for f in failures:
+    print('FAIL:', f)
+print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

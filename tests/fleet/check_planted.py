@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Checks one planted-fault run (tests/fleet/planted_faults.sh): the report names exactly the
+planted nodes (as nodes: hung, slow or with all pairs slow) and no link. Prints the run's line of
+the results table; exit 1 when the report missed a fault or named anything else.
+
+Usage: check_planted.py FLEET_DIR PLANTED(comma list) RUN SECONDS
+"""
+import json
+import os
+import sys
+
+fleet, planted, run, seconds = sys.argv[1], set(sys.argv[2].split(',')), sys.argv[3], sys.argv[4]
+try:
+    report = json.load(open(os.path.join(fleet, 'report.json')))
+except (OSError, ValueError) as e:
+    print(f'| {run} | {seconds} | - | - | no report: {e} |')
+    sys.exit(1)
+named = set(report['suspect_nodes'])
+links = report['suspect_links']
+missed, extra = sorted(planted - named), sorted(named - planted)
+reasons = {}
+for s in report['suspects']:
+    if s['subject'] in planted:
+        reasons.setdefault(s['subject'], s['kind'] + (' ' + s['metric'] if s['metric'] else ''))
+verdict = 'ok' if not missed and not extra and not links else f'missed {missed}, extra {extra}, links {links}'
+named_text = ', '.join(f'{n} ({reasons.get(n, "?")})' for n in sorted(named)) or 'none'
+print(f"| {run} | {seconds} | {named_text} | {', '.join(links) or 'none'} | {verdict} |")
+sys.exit(0 if verdict == 'ok' else 1)

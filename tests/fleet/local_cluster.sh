@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# A real Slurm cluster on this machine for the fleet tests: Debian's slurmctld, slurmd and munged,
+# each slurmd its own host: a network namespace with a veth on a local bridge, a UTS namespace
+# (`hostname` inside a job names the node) and a mount namespace (its own spool folder). Nothing
+# leaves the machine: every address is on the bridge this script creates.
+#   local_cluster.sh up [NODES]     start munged, slurmctld and NODES slurmds (default 6)
+#   local_cluster.sh down           stop everything `up` started and remove the namespaces
+#   local_cluster.sh env            the variables a client needs (SLURM_CONF), for eval
+#   local_cluster.sh fault link NODE RATE | cpu NODE PERCENT | stop NODE | clear
+#                                   plant a fault: rate-limit NODE's veth (tc tbf), cap its CPU
+#                                   (cgroup v1 cpu.cfs_quota_us), SIGSTOP everything in it
+# Exit 77 (skipped) where the kernel refuses namespaces or the Slurm daemons are missing.
+# State lives in $GPUCAL_CLUSTER_DIR (default /tmp/gpucal-cluster).
+set -euo pipefail
+
+DIR=${GPUCAL_CLUSTER_DIR:-/tmp/gpucal-cluster}
+PREFIX=${GPUCAL_CLUSTER_PREFIX:-gc}          # names of bridge, namespaces, veths, cgroups
+SUBNET=${GPUCAL_CLUSTER_SUBNET:-10.213.7}    # /24 on the bridge; .1 is the controller
+CTL_PORT=${GPUCAL_CLUSTER_CTL_PORT:-16817}
+SLURMD_PORT=16818
+BRIDGE=${PREFIX}br0
+CGROUP_CPU=/sys/fs/cgroup/cpu
+
+skip() { echo "local_cluster: skipped: $*" >&2; exit 77; }
+die() { echo "local_cluster: error: $*" >&2; exit 1; }
+node_name() { echo "${PREFIX}node$1"; }
+netns_of() { echo "${PREFIX}ns$1"; }
+node_count() { echo "${NODE_COUNT_OVERRIDE:-$(cat "$DIR/nodes" 2>/dev/null || echo 0)}"; }
+
+# Bounded wait: up to $1 tenths of a second for the command in "${@:2}" to succeed.
+wait_for() {
+  local tenths=$1; shift
+  for ((i = 0; i < tenths; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+preflight() {
+  for tool in slurmctld slurmd munged ip unshare nsenter tc sinfo; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed (.ci/install-fleet-deps installs it)"
+  done
+  [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
+  ip netns add "${PREFIX}probe" 2>/dev/null || skip "the kernel refuses network namespaces"
+  ip netns del "${PREFIX}probe"
+  unshare --uts true 2>/dev/null || skip "the kernel refuses UTS namespaces"
+}
+
+write_config() {
+  local n=$1
+  mkdir -p "$DIR"/{state,spool,log,run,tmp}
+  cat > "$DIR/slurm.conf" <<CONF
+ClusterName=gpucal
+SlurmctldHost=${PREFIX}ctl(${SUBNET}.1)
+SlurmctldPort=${CTL_PORT}
+SlurmdPort=${SLURMD_PORT}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=${DIR}/munge.sock
+StateSaveLocation=${DIR}/state
+SlurmdSpoolDir=${DIR}/spool/node
+TmpFS=${DIR}/tmp/node
+SlurmctldPidFile=${DIR}/run/slurmctld.pid
+SlurmdPidFile=${DIR}/run/slurmd-%n.pid
+SlurmctldLogFile=${DIR}/log/slurmctld.log
+SlurmdLogFile=${DIR}/log/slurmd-%n.log
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=600
+SlurmctldTimeout=60
+MessageTimeout=30
+KillWait=5
+InactiveLimit=0
+MinJobAge=30
+NodeName=${PREFIX}node[1-${n}] NodeAddr=${SUBNET}.[11-$((10 + n))] CPUs=4 RealMemory=1000 State=UNKNOWN
+PartitionName=fleet Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+}
+
+start_munge() {
+  [ -f "$DIR/munge.key" ] || { dd if=/dev/urandom of="$DIR/munge.key" bs=1024 count=1 status=none; chmod 400 "$DIR/munge.key"; }
+  munged --force --socket="$DIR/munge.sock" --key-file="$DIR/munge.key" --pid-file="$DIR/run/munged.pid" \
+    --log-file="$DIR/log/munged.log" --seed-file="$DIR/run/munged.seed"
+  wait_for 50 test -S "$DIR/munge.sock" || die "munged did not start (see $DIR/log/munged.log)"
+}
+
+network_up() {
+  local n=$1
+  ip link add "$BRIDGE" type bridge
+  ip addr add "${SUBNET}.1/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  for ((i = 1; i <= n; i++)); do
+    local ns; ns=$(netns_of "$i")
+    ip netns add "$ns"
+    ip link add "${PREFIX}veth$i" type veth peer name eth0 netns "$ns"
+    ip link set "${PREFIX}veth$i" master "$BRIDGE" up
+    ip -n "$ns" addr add "${SUBNET}.$((10 + i))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+  done
+}
+
+start_daemons() {
+  local n=$1
+  export SLURM_CONF=$DIR/slurm.conf
+  unshare --uts sh -c "hostname ${PREFIX}ctl && exec slurmctld -c -f $DIR/slurm.conf" \
+    > "$DIR/log/slurmctld.out" 2>&1
+  wait_for 100 test -s "$DIR/run/slurmctld.pid" || die "slurmctld did not start (see $DIR/log/slurmctld.log)"
+  for ((i = 1; i <= n; i++)); do
+    local name; name=$(node_name "$i")
+    # Each node sees its own spool and TmpFS folders at one path (a mount namespace with bind mounts):
+    # Slurm's PMIx plugin names a step's sockets and client folders by job and step only, and with
+    # %n in the paths it addresses a neighbour step's socket by the unexpanded name.
+    mkdir -p "$DIR/spool/$name" "$DIR/tmp/$name" "$DIR/spool/node" "$DIR/tmp/node"
+    # nsenter, not `ip netns exec`: that remounts /sys, and slurmd wants the host's cgroup mounts.
+    nsenter --net="/run/netns/$(netns_of "$i")" unshare --uts --mount sh -c \
+      "mount --bind $DIR/spool/$name $DIR/spool/node && mount --bind $DIR/tmp/$name $DIR/tmp/node &&
+       hostname $name && exec slurmd -N $name -f $DIR/slurm.conf" \
+      > "$DIR/log/slurmd-$name.out" 2>&1
+  done
+  # Every node idle, or the cluster is not ready (bounded: 60 s).
+  wait_for 600 sh -c "[ \"\$(sinfo -h -N -t idle -o %N | wc -l)\" -ge $n ]" ||
+    die "nodes not idle after 60 s: $(sinfo -N -h -o '%N %T' | tr '\n' ' ')"
+}
+
+up() {
+  local n=${1:-6}
+  [ "$n" -ge 1 ] && [ "$n" -le 60 ] || die "NODES: expected 1..60, got '$n'"
+  preflight
+  [ ! -e "$DIR/nodes" ] || die "a cluster is up in $DIR; run '$0 down' first"
+  mkdir -p "$DIR"
+  echo "$n" > "$DIR/nodes"
+  trap 'down >/dev/null 2>&1 || true' ERR
+  write_config "$n"
+  network_up "$n"
+  start_munge
+  start_daemons "$n"
+  trap - ERR
+  echo "local_cluster: $n nodes up ($(node_name 1)..$(node_name "$n") on ${SUBNET}.0/24); SLURM_CONF=$DIR/slurm.conf"
+}
+
+kill_pidfile() {
+  local file=$1
+  [ -s "$file" ] || return 0
+  local pid; pid=$(cat "$file")
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || true
+  wait_for 50 sh -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$file"
+}
+
+down() {
+  # Every namespace of ours, also those of a run that was killed before it could stop them.
+  local n; n=$(node_count)
+  local listed; listed=$(ip netns list 2>/dev/null | sed -n "s/^${PREFIX}ns\([0-9]*\).*/\1/p" | sort -n | tail -1)
+  [ -z "$listed" ] || [ "$listed" -le "$n" ] || n=$listed
+  NODE_COUNT_OVERRIDE=$n clear_faults || true
+  for ((i = 1; i <= n; i++)); do
+    local ns; ns=$(netns_of "$i")
+    # Everything in the namespace: slurmd, its steps, ranks of jobs (continued first if stopped).
+    local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [ -z "$pids" ] || { kill -CONT $pids 2>/dev/null || true; kill -TERM $pids 2>/dev/null || true; }
+  done
+  sleep 1
+  for ((i = 1; i <= n; i++)); do
+    local pids; pids=$(ip netns pids "$(netns_of "$i")" 2>/dev/null || true)
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+    rm -f "$DIR/run/slurmd-$(node_name "$i").pid"
+  done
+  kill_pidfile "$DIR/run/slurmctld.pid"
+  kill_pidfile "$DIR/run/munged.pid"
+  for ((i = 1; i <= n; i++)); do
+    ip netns del "$(netns_of "$i")" 2>/dev/null || true
+    ip link del "${PREFIX}veth$i" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -f "$DIR/nodes"
+  echo "local_cluster: down"
+}
+
+node_index() {
+  local name=$1 n; n=$(node_count)
+  for ((i = 1; i <= n; i++)); do [ "$(node_name "$i")" = "$name" ] && { echo "$i"; return; }; done
+  die "no node '$name' (nodes: $(node_name 1)..$(node_name "$n"))"
+}
+
+# Both directions of the node's only link: the bridge side shapes what reaches it, the
+# namespace side what it sends.
+fault_link() {
+  local i; i=$(node_index "$1")
+  tc qdisc replace dev "${PREFIX}veth$i" root tbf rate "$2" burst 32kbit latency 400ms
+  tc -n "$(netns_of "$i")" qdisc replace dev eth0 root tbf rate "$2" burst 32kbit latency 400ms
+}
+
+# slurmd's cgroup: every step it starts afterwards (proctrack/pgid leaves them there) inherits it.
+fault_cpu() {
+  local i name; i=$(node_index "$1"); name=$(node_name "$i")
+  [ -d "$CGROUP_CPU" ] || skip "no cgroup v1 cpu controller at $CGROUP_CPU"
+  mkdir -p "$CGROUP_CPU/${PREFIX}-$name"
+  cat "$CGROUP_CPU/cpu.cfs_period_us" > "$CGROUP_CPU/${PREFIX}-$name/cpu.cfs_period_us"
+  echo $(( $(cat "$CGROUP_CPU/cpu.cfs_period_us") * $2 / 100 )) > "$CGROUP_CPU/${PREFIX}-$name/cpu.cfs_quota_us"
+  for pid in $(ip netns pids "$(netns_of "$i")"); do echo "$pid" > "$CGROUP_CPU/${PREFIX}-$name/cgroup.procs"; done
+}
+
+fault_stop() {
+  local i; i=$(node_index "$1")
+  local pids; pids=$(ip netns pids "$(netns_of "$i")")
+  [ -z "$pids" ] || kill -STOP $pids
+  echo "$1" >> "$DIR/stopped"
+}
+
+clear_faults() {
+  local n; n=$(node_count)
+  for ((i = 1; i <= n; i++)); do
+    tc qdisc del dev "${PREFIX}veth$i" root 2>/dev/null || true
+    tc -n "$(netns_of "$i")" qdisc del dev eth0 root 2>/dev/null || true
+    local group="$CGROUP_CPU/${PREFIX}-$(node_name "$i")"
+    if [ -d "$group" ]; then
+      for pid in $(cat "$group/cgroup.procs"); do echo "$pid" > "$CGROUP_CPU/cgroup.procs" 2>/dev/null || true; done
+      rmdir "$group" 2>/dev/null || true
+    fi
+    local pids; pids=$(ip netns pids "$(netns_of "$i")" 2>/dev/null || true)
+    [ -z "$pids" ] || kill -CONT $pids 2>/dev/null || true
+  done
+  rm -f "$DIR/stopped"
+}
+
+case "${1:-}" in
+  up) up "${2:-6}" ;;
+  down) down ;;
+  env) echo "export SLURM_CONF=$DIR/slurm.conf" ;;
+  fault)
+    case "${2:-}" in
+      link) fault_link "$3" "$4" ;;
+      cpu) fault_cpu "$3" "$4" ;;
+      stop) fault_stop "$3" ;;
+      clear) clear_faults ;;
+      *) die "fault: expected link NODE RATE | cpu NODE PERCENT | stop NODE | clear" ;;
+    esac ;;
+  *) echo "usage: $0 up [NODES] | down | env | fault link|cpu|stop|clear ..." >&2; exit 2 ;;
+esac

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# gpucal fleet run on a real Slurm cluster of network namespaces (tests/fleet/local_cluster.sh)
+# with three planted faults; the report must name exactly those nodes, and no other:
+#   gcnode2  its link rate-limited to 8 Mbit/s (tc tbf on both ends of its veth)
+#   gcnode3  its CPU capped at 2% of one core (cgroup v1 cpu.cfs_quota_us): a slow GEMM
+#   gcnode6  stops answering mid-run: every process in it SIGSTOPped once the link phase starts
+# Usage: planted_faults.sh GPUCAL WORK_DIR [RUNS]   (RUNS fleet runs, each checked; exit 1 when
+# any run misses a fault or names another node; 77 where the cluster cannot start)
+# Results: WORK_DIR/run<i>/ (the fleet folder and its report), WORK_DIR/results.md (one line per run).
+set -euo pipefail
+GPUCAL=$(realpath "$1")
+WORK=$(realpath -m "$2")
+RUNS=${3:-1}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CLUSTER="$HERE/local_cluster.sh"
+export GPUCAL_CLUSTER_DIR="$WORK/cluster"
+NODES=6
+
+cleanup() { bash "$CLUSTER" down >/dev/null 2>&1 || true; }
+cleanup  # what a killed earlier run left
+rm -rf "$WORK" && mkdir -p "$WORK"
+trap cleanup EXIT
+set +e
+bash "$CLUSTER" up "$NODES"
+rc=$?
+set -e
+[ $rc -eq 0 ] || exit $rc
+eval "$(bash "$CLUSTER" env)"
+
+# The job an operator would submit (docs/operators.md), with this machine's settings: 6 nodes
+# share 2 cores with whatever else runs, so ranks yield when idle (OMPI_MCA_mpi_yield_when_idle),
+# pairs are measured one at a time, each figure comes from its fastest sample (--statistic best:
+# other load stretches samples at random, a planted fault slows every one), and the figures the
+# scheduler rather than the hardware decides are left out of the ranking: a half round trip, a
+# copy between two threads, and the pair allreduce, whose healthy pairs differ tenfold here.
+cat > "$WORK/nightly.sbatch" <<JOB
+#!/bin/bash
+#SBATCH --job-name=gpucal-fleet
+#SBATCH --no-kill
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
+exec "$GPUCAL" fleet run "\$1" --suite fleet-smoke --backend host --pairs-at-once 1 \\
+  --link-timeout 90 --probe-timeout 20 --straggler-min 300 --statistic best --min-deviation 0.5 \\
+  --ignore-metrics p2p_bw_gbps,p2p_latency_us,internode_latency_us,allreduce_busbw_gbps_n2_nodes2 \\
+  --history "$WORK/history.sqlite"
+JOB
+
+# Bounded wait: up to $1 seconds for the condition "${@:2}".
+wait_until() {
+  local limit=$1; shift
+  for ((i = 0; i < limit * 2; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.5
+  done
+  return 1
+}
+
+failed=0
+echo "| run | seconds | named nodes | named links | verdict |" > "$WORK/results.md"
+echo "| --- | --- | --- | --- | --- |" >> "$WORK/results.md"
+for ((run = 1; run <= RUNS; run++)); do
+  out="$WORK/run$run"
+  bash "$CLUSTER" fault clear
+  bash "$CLUSTER" fault link gcnode2 8mbit
+  bash "$CLUSTER" fault cpu gcnode3 2
+  start=$(date +%s)
+  sbatch --wait -N "$NODES" -o "$WORK/run$run.out" "$WORK/nightly.sbatch" "$out" > "$WORK/run$run.sbatch" 2>&1 &
+  job=$!
+  # Mid-run: the node phase has ended once the link phase makes its first folder.
+  if wait_until 900 test -d "$out/links"; then
+    bash "$CLUSTER" fault stop gcnode6
+  else
+    echo "run $run: the link phase did not start within 900 s" >&2
+  fi
+  wait_until 1200 test -s "$out/report.json" || echo "run $run: no report within 1200 s" >&2
+  bash "$CLUSTER" fault clear   # gcnode6 answers again, so the job can complete
+  wait_until 120 sh -c "! kill -0 $job 2>/dev/null" || { scancel --full -u root 2>/dev/null || true; }
+  wait "$job" 2>/dev/null || true
+  seconds=$(( $(date +%s) - start ))
+  if python3 "$HERE/check_planted.py" "$out" gcnode2,gcnode3,gcnode6 "$run" "$seconds" >> "$WORK/results.md"; then
+    echo "run $run: ok (${seconds} s)"
+  else
+    echo "run $run: FAILED (${seconds} s); see $out/report.md" >&2
+    failed=1
+  fi
+done
+cat "$WORK/results.md"
+exit $failed

@@ -1,0 +1,136 @@
+// Which nodes and links the diagnosis names (app/fleet/diagnosis.h), on fleets built in memory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "app/fleet/diagnosis.h"
+
+namespace gpucal::fleet {
+namespace {
+
+Metric metric(const std::string& id, double value) {
+  const MetricKind k = metric_kind(id);
+  return Metric{id, value, k.unit, k.better, "p"};
+}
+
+FleetDir fleet_of(const std::map<std::string, std::map<std::string, double>>& nodes,
+                  const std::map<std::pair<std::string, std::string>, std::map<std::string, double>>& pairs = {}) {
+  FleetDir f;
+  f.path = "synthetic";
+  for (const auto& [name, metrics] : nodes) {
+    NodeResults n;
+    n.name = name;
+    for (const auto& [id, v] : metrics) n.metrics[id] = metric(id, v);
+    f.nodes.push_back(n);
+  }
+  for (const auto& [ab, metrics] : pairs) {
+    PairResults p{ab.first, ab.second, {}, "ok", ""};
+    for (const auto& [id, v] : metrics) p.metrics[id] = metric(id, v);
+    f.pairs.push_back(p);
+  }
+  return f;
+}
+
+DiagnosisOptions no_expectations() {
+  DiagnosisOptions o;
+  o.expect = "none";
+  return o;
+}
+
+TEST(Diagnosis, NamesTheSlowNodeWithMetricValueAndMedian) {
+  const FleetDir f = fleet_of({{"n1", {{"gemm_bf16_tflops", 790}}}, {"n2", {{"gemm_bf16_tflops", 795}}},
+                               {"n3", {{"gemm_bf16_tflops", 600}}}, {"n4", {{"gemm_bf16_tflops", 788}}},
+                               {"n5", {{"gemm_bf16_tflops", 801}}}});
+  const Diagnosis d = diagnose(f, no_expectations());
+  ASSERT_EQ(d.suspects.size(), 1u);
+  EXPECT_EQ(d.suspects[0].subject, "n3");
+  EXPECT_EQ(d.suspects[0].metric, "gemm_bf16_tflops");
+  EXPECT_DOUBLE_EQ(*d.suspects[0].value, 600);
+  EXPECT_DOUBLE_EQ(*d.suspects[0].median, 790);
+  EXPECT_NE(d.suspects[0].reason.find("below the fleet median"), std::string::npos) << d.suspects[0].reason;
+}
+
+TEST(Diagnosis, SmallDifferencesOnAQuietFleetAreNotSuspects) {
+  // MAD 0: the 3% slower node has an infinite z, but is within the factor 0.9.
+  const FleetDir f = fleet_of({{"a", {{"hbm_copy_gbps", 3000}}}, {"b", {{"hbm_copy_gbps", 3000}}},
+                               {"c", {{"hbm_copy_gbps", 3000}}}, {"d", {{"hbm_copy_gbps", 2910}}}});
+  EXPECT_TRUE(diagnose(f, no_expectations()).suspects.empty());
+}
+
+TEST(Diagnosis, HighLatencyIsWorse) {
+  const FleetDir f = fleet_of({{"a", {{"p2p_latency_us", 5.0}}}, {"b", {{"p2p_latency_us", 5.2}}},
+                               {"c", {{"p2p_latency_us", 4.9}}}, {"d", {{"p2p_latency_us", 12}}},
+                               {"e", {{"p2p_latency_us", 2}}}});
+  const Diagnosis d = diagnose(f, no_expectations());
+  ASSERT_EQ(d.suspect_nodes(), std::vector<std::string>{"d"});  // fast "e" is no suspect
+}
+
+std::map<std::pair<std::string, std::string>, std::map<std::string, double>> all_pairs(
+    const std::vector<std::string>& nodes, const std::function<double(const std::string&, const std::string&)>& value) {
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> pairs;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    for (std::size_t j = i + 1; j < nodes.size(); ++j) pairs[{nodes[i], nodes[j]}]["internode_bw_gbps"] = value(nodes[i], nodes[j]);
+  return pairs;
+}
+
+TEST(Diagnosis, ANodeWithAllPairsSlowIsANodeFaultNotLinkFaults) {
+  const std::vector<std::string> names{"a", "b", "c", "d", "e"};
+  const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
+    return (x == "c" || y == "c") ? 10.0 : 45.0 + static_cast<double>(x[0] - 'a') * 0.1;
+  });
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  const Diagnosis d = diagnose(fleet_of(nodes, pairs), no_expectations());
+  EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"c"});
+  EXPECT_TRUE(d.suspect_links().empty());
+  ASSERT_FALSE(d.suspects.empty());
+  EXPECT_EQ(d.suspects[0].kind, "node links");
+  EXPECT_NE(d.suspects[0].reason.find("all 4 of its pairs slow"), std::string::npos) << d.suspects[0].reason;
+}
+
+TEST(Diagnosis, OneSlowPairIsALinkFault) {
+  const std::vector<std::string> names{"a", "b", "c", "d"};
+  const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
+    return (x == "b" && y == "d") ? 12.0 : 45.0;
+  });
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  const Diagnosis d = diagnose(fleet_of(nodes, pairs), no_expectations());
+  EXPECT_TRUE(d.suspect_nodes().empty());
+  EXPECT_EQ(d.suspect_links(), std::vector<std::string>{"b--d"});
+}
+
+TEST(Diagnosis, TwoSlowNodesOfSixDoNotMoveThePairReference) {
+  const std::vector<std::string> names{"n1", "n2", "n3", "n4", "n5", "n6"};
+  const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
+    const bool slow = x == "n2" || y == "n2" || x == "n5" || y == "n5";  // 9 of 15 pairs slow
+    return slow ? 3.0 : 40.0;
+  });
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  const Diagnosis d = diagnose(fleet_of(nodes, pairs), no_expectations());
+  auto named = d.suspect_nodes();
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, (std::vector<std::string>{"n2", "n5"}));
+  EXPECT_TRUE(d.suspect_links().empty());
+}
+
+TEST(Diagnosis, HungNodesAreNamedAndFloorsApplyToFewNodes) {
+  FleetDir f = fleet_of({{"a", {{"hbm_copy_gbps", 1000}}}, {"b", {{"hbm_copy_gbps", 2950}}}});
+  f.nodes.push_back(NodeResults{"c", "hung", "no answer to a probe", {}, {}, ""});
+  const std::string file = (std::filesystem::temp_directory_path() / "gpucal_test_floor.json").string();
+  std::ofstream(file) << R"({"expectations_schema_version": 1, "sku": "x", "metrics": {"hbm_copy_gbps": {"unit": "GB/s",
+    "better": "higher", "typical": {"value": 2900, "source": "s"}, "floor": {"value": 2610, "source": "f"}}}})";
+  DiagnosisOptions o;
+  o.expect = file;
+  const Diagnosis d = diagnose(f, o);
+  EXPECT_EQ(d.suspect_nodes(), (std::vector<std::string>{"c", "a"}));
+  EXPECT_NE(d.suspects[1].reason.find("misses the SKU floor 2610"), std::string::npos) << d.suspects[1].reason;
+  EXPECT_FALSE(d.notes.empty());  // 2 measured nodes: not ranked
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace gpucal::fleet

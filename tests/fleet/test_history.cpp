@@ -1,0 +1,90 @@
+// The history store and its regression rule (app/history/).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/history/history_db.h"
+#include "app/history/regressions.h"
+
+namespace gpucal::history {
+namespace {
+
+namespace fs = std::filesystem;
+
+class History : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / ("gpucal_history_test_" + std::to_string(::getpid()) + ".sqlite")).string();
+    fs::remove(path_);
+  }
+  void TearDown() override { fs::remove(path_); }
+  // One run per value: node n1's gemm figure.
+  void record_series(HistoryDb& db, const std::vector<double>& values, const std::string& metric = "gemm_bf16_tflops") {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      db.record({0, "2026-01-" + std::to_string(10 + i) + "T00:00:00Z", "abc", "fleet", "c1", "/runs/" + std::to_string(i)},
+                {{"n1", metric, values[i], "TFLOP/s", "ok"}, {"n1", "node_status", std::nullopt, "", "ok"}});
+  }
+  std::string path_;
+};
+
+TEST_F(History, RecordsRunsAndSeriesInTimeOrder) {
+  HistoryDb db(path_);
+  record_series(db, {700, 710, 705});
+  EXPECT_EQ(db.runs().size(), 3u);
+  const auto s = db.series("gemm_bf16_tflops", "");
+  ASSERT_EQ(s.size(), 1u);
+  const auto& points = s.begin()->second;
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_DOUBLE_EQ(*points[1].value, 710);
+  EXPECT_EQ(db.series("", "n1").size(), 2u);  // the figure and the node's status
+}
+
+TEST_F(History, RecordingTheSameRunAgainReplacesIt) {
+  {
+    HistoryDb db(path_);
+    record_series(db, {700});
+    db.record({0, "2026-01-10T00:00:00Z", "abc", "fleet", "c1", "/runs/0"}, {{"n1", "gemm_bf16_tflops", 650, "TFLOP/s", "ok"}});
+  }
+  HistoryDb reopened(path_);
+  ASSERT_EQ(reopened.runs().size(), 1u);
+  EXPECT_DOUBLE_EQ(*reopened.series("gemm_bf16_tflops", "n1").begin()->second[0].value, 650);
+}
+
+TEST_F(History, FlagsADropBeyondTheRunToRunSpreadOnly) {
+  HistoryDb db(path_);
+  record_series(db, {800, 802, 798, 801, 799, 700});
+  auto trends = analyse(db.series("", ""), {});
+  ASSERT_EQ(trends.size(), 1u);
+  EXPECT_TRUE(trends[0].regression);
+  EXPECT_NEAR(trends[0].change, -0.125, 0.01);
+  EXPECT_DOUBLE_EQ(trends[0].threshold, 0.05);  // the spread is far below the 5% minimum
+}
+
+TEST_F(History, ANoisyMetricNeedsALargerDrop) {
+  HistoryDb db(path_);
+  record_series(db, {100, 130, 80, 120, 90, 85}, "p2p_latency_us");
+  const auto trends = analyse(db.series("", ""), {});
+  ASSERT_EQ(trends.size(), 1u);
+  EXPECT_FALSE(trends[0].regression);  // latency fell (better); and the spread is wide
+  EXPECT_GT(trends[0].threshold, 0.3);
+}
+
+TEST_F(History, ShortHistoryGivesNoVerdict) {
+  HistoryDb db(path_);
+  record_series(db, {800, 500});
+  const auto trends = analyse(db.series("", ""), {});
+  ASSERT_EQ(trends.size(), 1u);
+  EXPECT_FALSE(trends[0].regression);
+  EXPECT_NE(trends[0].note.find("history too short"), std::string::npos);
+}
+
+TEST_F(History, AFileThatIsNotAHistoryIsRefused) {
+  { std::ofstream(path_) << "not sqlite at all, just text that is long enough to be read as a header......"; }
+  EXPECT_THROW(HistoryDb db(path_), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gpucal::history

@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "app/fleet/robust_stats.h"
+
+namespace gpucal::fleet {
+namespace {
+
+TEST(RobustStats, MedianAndMad) {
+  EXPECT_FALSE(median({}).has_value());
+  EXPECT_DOUBLE_EQ(*median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(*median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(*median_absolute_deviation({1, 2, 3, 4, 100}), 1);  // |x - 3|: 2 1 0 1 97
+}
+
+TEST(RobustStats, OneBrokenNodeDoesNotMoveTheReference) {
+  const auto healthy = robust_reference({100, 101, 99, 100.5, 99.5});
+  const auto with_bad = robust_reference({100, 101, 99, 100.5, 10});
+  ASSERT_TRUE(healthy && with_bad);
+  EXPECT_NEAR(with_bad->median, 100, 0.6);
+  EXPECT_NEAR(with_bad->sigma, kMadToSigma * 0.75, 0.5);
+  EXPECT_LT(robust_z(10, *with_bad), -50);
+  EXPECT_NEAR(robust_z(101, *with_bad), 1.0 / (kMadToSigma * with_bad->mad), 1e-9);
+}
+
+TEST(RobustStats, ZeroSpreadGivesInfiniteZOnlyForDifferentValues) {
+  const auto r = robust_reference({5, 5, 5, 7});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->mad, 0);
+  EXPECT_EQ(robust_z(5, *r), 0);
+  EXPECT_TRUE(std::isinf(robust_z(4, *r)) && robust_z(4, *r) < 0);
+}
+
+}  // namespace
+}  // namespace gpucal::fleet
