@@ -1,11 +1,14 @@
-// `gpucal export RESULTS_DIR|calibration.json --to TARGET|all [-o DIR] [--set KEY=VALUE ...]`:
-// the inputs of the export registry's consumers (app/export/export_registry.h).
+// `gpucal export RESULTS_DIR|calibration.json --to TARGET|all [-o DIR] [--set KEY=VALUE ...]
+// [--model NAME ... layout and policy flags]`: the inputs of the export registry's consumers
+// (app/export/export_registry.h); the workload targets also take the step
+// (app/export/export_workload_flags.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "app/common/command.h"
+#include "app/export/export_workload_flags.h"
 
 namespace gpucal::calibration {
 
@@ -18,6 +21,7 @@ class ExportCommand : public Command {
  private:
   std::string source_, target_, out_dir_;
   std::vector<std::string> set_items_;
+  ExportWorkloadFlags workload_;
 };
 
 }  // namespace gpucal::calibration
