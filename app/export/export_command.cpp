@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "app/common/calibration_json.h"
 #include "app/common/results_dir.h"
@@ -23,27 +24,34 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
   cmd->add_option("--set", set_items_, set_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_allow_suspect_flag(*cmd, allow_suspect_);
+  workload_.add(*cmd);
   cmd->footer(examples_footer({
       {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
       {"gpucal export imported/ --to calculon --set memory_gbps=3350 --set vector_tflops=67",
        "Calculon's system file from nccl-tests logs, the figures a log lacks given by hand"},
+      {"gpucal export results/smoke --to chakra --model llama3-8b --tp 2 --dp 2",
+       "a calibrated Chakra trace per rank and the communicator groups for ASTRA-sim"},
   }));
   return cmd;
 }
 
 int ExportCommand::run() {
   namespace fs = std::filesystem;
-  const ExportSettings settings = ExportSettings::parse(set_items_);  // usage errors before any reading
+  ExportSettings settings = ExportSettings::parse(set_items_);  // usage errors before any reading
   check_export_target(target_);
+  workload_.check(target_);
   nlohmann::json calibration;
   std::string out_dir = out_dir_;
+  std::optional<ResultsDir> results;
   if (fs::is_regular_file(source_)) {
     calibration = read_calibration_file(source_);
     if (out_dir.empty()) out_dir = (fs::path(source_).parent_path() / "export").string();
   } else {
-    calibration = build_calibration(load_results(source_, allow_suspect_));
+    results = load_results(source_, allow_suspect_);
+    calibration = build_calibration(*results);
     if (out_dir.empty()) out_dir = (fs::path(source_) / "export").string();
   }
+  settings.set_workload(workload_.resolve(source_, results ? &*results : nullptr, calibration));
   int status = 0;
   for (const ExportReport& r : export_to(calibration, target_, out_dir, settings)) {
     std::cout << format_export_report(r, /*with_refusals=*/false);

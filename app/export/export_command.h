@@ -1,11 +1,14 @@
-// `gpucal export RESULTS_DIR|calibration.json --to TARGET|all [-o DIR] [--set KEY=VALUE ...]`:
-// the inputs of the export registry's consumers (app/export/export_registry.h).
+// `gpucal export RESULTS_DIR|calibration.json --to TARGET|all [-o DIR] [--set KEY=VALUE ...]
+// [--model NAME ... layout and policy flags]`: the inputs of the export registry's consumers
+// (app/export/export_registry.h); the workload targets also take the step
+// (app/export/export_workload_flags.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "app/common/command.h"
+#include "app/export/export_workload_flags.h"
 
 namespace gpucal::calibration {
 
@@ -19,6 +22,7 @@ class ExportCommand : public Command {
   std::string source_, target_, out_dir_;
   std::vector<std::string> set_items_;
   bool allow_suspect_ = false;
+  ExportWorkloadFlags workload_;
 };
 
 }  // namespace gpucal::calibration

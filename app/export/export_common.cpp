@@ -19,7 +19,8 @@ std::vector<ExportReport> export_to(const json& calibration, const std::string& 
                                     const std::string& out_dir, const ExportSettings& settings) {
   std::vector<ExportReport> reports;
   if (target == "all") {
-    for (const ExportTarget& t : export_targets()) reports.push_back(t.write(calibration, settings, out_dir));
+    for (const ExportTarget& t : export_targets())
+      if (!t.workload || settings.workload()) reports.push_back(t.write(calibration, settings, out_dir));
     return reports;
   }
   check_export_target(target);

@@ -27,8 +27,9 @@ struct ExportReport {
   bool ok() const { return refused.empty(); }
 };
 
-// target: a name of the export registry (app/export/export_registry.h) or "all". Each consumer
-// writes under out_dir/<consumer>/, with NOTES.md (the report) beside its files.
+// target: a name of the export registry (app/export/export_registry.h) or "all" ("all" leaves
+// the workload targets out when `settings` holds no workload). Each consumer writes under
+// out_dir/<consumer>/, with NOTES.md (the report) beside its files.
 std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std::string& target,
                                     const std::string& out_dir, const ExportSettings& settings = {});
 // The report as text; with_refusals = false leaves the "missing:" lines out (the command prints

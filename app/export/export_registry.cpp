@@ -11,6 +11,8 @@ ExportReport export_calculon(const nlohmann::json&, const ExportSettings&, const
 ExportReport export_astrasim(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_nersc(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_vtrain(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_chakra(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_simai(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 
 const std::vector<ExportTarget>& export_targets() {
   static const std::vector<ExportTarget> table{
@@ -25,6 +27,12 @@ const std::vector<ExportTarget>& export_targets() {
       {.name = "vtrain", .tool = "vTrain",
        .help = "nccl-tests-style allreduce tables per GPU count, 1 MiB to 1 GiB in 1 MiB steps",
        .write = export_vtrain},
+      {.name = "chakra", .tool = "ASTRA-sim (Chakra traces)",
+       .help = "a Chakra execution trace per rank and the communicator groups, from --model and the layout",
+       .workload = true, .write = export_chakra},
+      {.name = "simai", .tool = "SimAI",
+       .help = "SimAI's workload text and busbw.yaml, from --model and the layout",
+       .workload = true, .write = export_simai},
   };
   return table;
 }
@@ -34,6 +42,12 @@ void check_export_target(std::string_view target) {
   std::vector<std::string> names = registry::names(export_targets());
   names.push_back("all");
   throw std::invalid_argument(registry::unknown_message("export target", target, names));
+}
+
+bool export_target_takes_model(std::string_view target) {
+  if (target == "all") return true;
+  const ExportTarget* t = registry::find(export_targets(), target);
+  return t != nullptr && t->workload;
 }
 
 ExportReport export_with(std::string_view target, const nlohmann::json& calibration, const ExportSettings& settings,

@@ -5,11 +5,14 @@
 // values came from --set.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpucal::calibration {
+
+struct ExportWorkload;  // app/export/export_workload.h
 
 enum class SettingKind {
   kPositive,  // a finite number from 1e-6 to 1e9 (no machine's figure lies outside)
@@ -41,8 +44,13 @@ class ExportSettings {
   std::optional<std::string> word(const std::string& key) const;
   bool has(const std::string& key) const { return values_.count(key) > 0; }
 
+  // The step the workload targets write (gpucal export --model ...); null without --model.
+  const ExportWorkload* workload() const { return workload_.get(); }
+  void set_workload(std::shared_ptr<const ExportWorkload> workload) { workload_ = std::move(workload); }
+
  private:
   std::map<std::string, std::string> values_;
+  std::shared_ptr<const ExportWorkload> workload_;
 };
 
 // The one-line refusal for a required figure that is neither measured nor set:

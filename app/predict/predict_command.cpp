@@ -29,18 +29,7 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   app_ = cmd;
   cmd->add_option("RESULTS_DIR", results_dir, "results folder (bench CSVs; calibration.json when present)")->required();
   flags.add(*cmd, "");
-  cmd->add_option("--overlap", overlap, "communication hidden under compute: none, tp, dp or tp,dp")
-      ->capture_default_str();
-  cmd->add_option("--schedule", options.schedule.name, "pipeline schedule: 1f1b or interleaved")
-      ->capture_default_str();
-  virtual_stages_opt_ = add_number(*cmd, "--virtual-stages", options.schedule.virtual_stages,
-                                   "interleaved: model chunks per pipeline rank (v, at least 2); only with "
-                                   "--schedule interleaved",
-                                   {.min = 1, .max = 1 << 20});
-  add_number(*cmd, "--ranks-per-node", options.cost.ranks_per_node,
-             "ranks per node, to place the layout's groups on nodes for the communication model",
-             {.min = 1, .max = 1 << 20})
-      ->capture_default_str();
+  policy.add(*cmd, options);
   add_number(*cmd, "--peak-tflops", options.peak_tflops,
              "peak for MFU (default: the calibration's compute.gemm.<dtype>.peak_tflops)",
              {.min = 0, .min_exclusive = true});
@@ -227,17 +216,10 @@ std::string r_pad(const std::string& text, std::size_t width) {
   return text.size() < width ? text + std::string(width - text.size(), ' ') : text;
 }
 
-std::string backend_of(const calibration::ResultsDir& r) {
-  for (const auto& [name, b] : r.benches)
-    if (!b.ok_rows.empty() && b.table.has_column("backend")) return b.table.get_string(b.ok_rows.front(), "backend");
-  return "host";
-}
-
 }  // namespace
 
 void PredictCommand::check_flag_combinations() const {
-  if (virtual_stages_opt_ && virtual_stages_opt_->count() > 0 && options.schedule.name != "interleaved")
-    throw UsageError("--virtual-stages needs --schedule interleaved (1f1b has one model chunk per rank)");
+  policy.check(options);
   for (const auto& item : sweep) {
     const std::string key = sweep_key(item);
     const CLI::Option* flag = app_ ? app_->get_option_no_throw("--" + key) : nullptr;
@@ -250,7 +232,7 @@ int PredictCommand::run() {
   try {
     if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
     check_flag_combinations();
-    options.overlap = parse_overlap(overlap);
+    options.overlap = parse_overlap(policy.overlap);
     calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir, allow_suspect);
     for (const auto& note : results.suspect_notes) std::cerr << "gpucal: warning: " << note << "\n";
@@ -258,7 +240,7 @@ int PredictCommand::run() {
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
                                                        : calibration::build_calibration(results);
     const OpCoster coster(results, cal, options.cost);
-    const std::string backend = backend_of(results);
+    const std::string backend = results_backend(results);
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
     if (!sweep.empty()) return run_sweep(cal, coster, backend, out);
     const model::Workload w = flags.derive(backend);

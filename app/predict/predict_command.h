@@ -9,13 +9,15 @@
 
 #include "app/common/command.h"
 #include "core/model/model_flags.h"
+#include "app/predict/policy_flags.h"
 #include "app/predict/predict_step.h"
 
 namespace gpucal::predict {
 
 struct PredictCommand : calibration::Command {
-  std::string results_dir, out_path, overlap = "none";
+  std::string results_dir, out_path;
   model::ModelFlags flags;
+  PolicyFlags policy;
   PredictOptions options;
   std::vector<std::string> sweep;
   bool quiet = false, measure_step = false;
@@ -30,7 +32,6 @@ struct PredictCommand : calibration::Command {
                 const std::string& out);
   void check_flag_combinations() const;  // UsageError: flags given that would be ignored
   CLI::App* app_ = nullptr;
-  CLI::Option* virtual_stages_opt_ = nullptr;
 };
 
 // The flag name of a --sweep item's key ("micro_batch=1,2" -> "micro-batch"); UsageError for

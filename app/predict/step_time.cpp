@@ -15,12 +15,13 @@ bool ends_with(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
 bool is_comm(const ModelOp& op) { return op.kind == OpKind::collective || op.kind == OpKind::p2p; }
-bool zero3(const ModelOp& op) { return starts_with(op.role, "zero3"); }
-// A DP gradient reduction Megatron overlaps with backward (bucketed).
-bool dp_grad(const ModelOp& op) {
-  return (op.comm.group == "dp" || op.comm.group == "expert_dp") && !zero3(op) && ends_with(op.role, "_grad");
-}
 }  // namespace
+
+bool zero3_message(const ModelOp& op) { return starts_with(op.role, "zero3"); }
+
+bool dp_gradient_reduction(const ModelOp& op) {
+  return (op.comm.group == "dp" || op.comm.group == "expert_dp") && !zero3_message(op) && ends_with(op.role, "_grad");
+}
 
 OverlapPolicy parse_overlap(const std::string& text) {
   OverlapPolicy p;
@@ -57,7 +58,7 @@ bool per_step(const ModelOp& op) {
   if (!is_comm(op)) return false;
   if (op.role == "tp_allreduce_sp_grads") return true;
   const std::string& g = op.comm.group;
-  return (g == "dp" || g == "expert_dp" || g == "embedding") && !zero3(op);
+  return (g == "dp" || g == "expert_dp" || g == "embedding") && !zero3_message(op);
 }
 
 bool backward_compute(const ModelOp& op) {
@@ -103,8 +104,8 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
     const std::string dim = comm_dimension(op);
     b.comm_s[dim] += t;
     if (dim == "tp" && !per_step(op)) tp_pipeline += t;
-    if (zero3(op)) zero3_s += t;
-    if (dp_grad(op)) {
+    if (zero3_message(op)) zero3_s += t;
+    if (dp_gradient_reduction(op)) {
       dp_grad_s += t;
       dp_last_bucket_s = std::max(dp_last_bucket_s, c.time_us * 1e-6);
     }

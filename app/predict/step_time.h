@@ -60,6 +60,12 @@ std::string comm_dimension(const model::ModelOp& op);
 bool per_step(const model::ModelOp& op);
 // A backward compute op (roles *_dgrad, *_wgrad, *_bwd).
 bool backward_compute(const model::ModelOp& op);
+// A DP gradient reduction Megatron overlaps with backward (bucketed): what --overlap dp hides
+// under the last micro-batch's backward.
+bool dp_gradient_reduction(const model::ModelOp& op);
+// A ZeRO-3 parameter gather or gradient reduce-scatter (every micro-batch; --overlap dp hides
+// them under the pipeline's compute).
+bool zero3_message(const model::ModelOp& op);
 
 struct Breakdown {
   // Seconds per step on the rank.

@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "app/common/results_dir.h"
 #include "app/export/export_figures.h"
 #include "app/export/export_registry.h"
+#include "app/export/export_workload_flags.h"
 #include "app/run/bench_runner.h"
 #include "app/run/verdict.h"
 #include "core/output/file_io.h"
@@ -74,15 +77,42 @@ void fit_step(RunRecord& r, std::ostream& log) {
   }
 }
 
+// The workload targets' step: the suite's predicted model and layout (Suite::predict), read as
+// `gpucal export --model ...` reads them; null when the suite predicts nothing.
+std::shared_ptr<const ExportWorkload> suite_workload(const RunRecord& r) {
+  if (r.suite->predict.empty()) return nullptr;
+  CLI::App flags;
+  flags.allow_extras();  // the prediction's own flags (--quiet, --allow-missing)
+  ExportWorkloadFlags workload;
+  workload.add(flags);
+  std::vector<std::string> args(r.suite->predict.rbegin(), r.suite->predict.rend());  // CLI11 pops from the back
+  flags.parse(args);
+  return workload.resolve(r.out_dir, nullptr, r.calibration);
+}
+
 void export_step(RunRecord& r, std::ostream& log) {
   const std::string p2p_csv = (fs::path(r.out_dir) / "p2p.csv").string();
   r.stand_ins = stand_ins_for(r.calibration, p2p_csv, read_text("/proc/meminfo"));
   const std::string dir = (fs::path(r.out_dir) / "export").string();
   std::string written, refused;
+  // A step the workload targets cannot take refuses them alone; the hardware targets still write.
+  std::shared_ptr<const ExportWorkload> workload;
+  std::string workload_error;
+  try {
+    workload = suite_workload(r);
+  } catch (const std::exception& e) {
+    workload_error = "the suite's step (" + r.suite->predict_label + "): " + e.what();
+  }
   try {
     for (const ExportTarget& row : export_targets()) {
       const std::string target(row.name);
-      ExportReport report = export_to(r.calibration, target, dir, settings_for(r.stand_ins, target)).front();
+      // A suite that predicts no step has no workload to write.
+      if (row.workload && !workload && workload_error.empty()) continue;
+      ExportSettings settings = settings_for(r.stand_ins, target);
+      if (row.workload) settings.set_workload(workload);
+      ExportReport report = row.workload && !workload
+                                ? ExportReport{.consumer = target, .refused = {workload_error}}
+                                : export_to(r.calibration, target, dir, settings).front();
       if (report.ok()) {
         // NOTES.md names each --set value; say where the run's came from.
         const std::string notes = (fs::path(dir) / target / kExportNotesFile).string();

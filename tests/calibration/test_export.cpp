@@ -212,7 +212,7 @@ TEST(Export, RefusedConsumerWritesNothingAndEveryLineNamesItsRemedy) {
     EXPECT_EQ(format_export_report(r, false).find("missing:"), std::string::npos);
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/export"));
-  EXPECT_THROW(export_to(calibration, "simai", dir), std::invalid_argument);
+  EXPECT_THROW(export_to(calibration, "no-such-tool", dir), std::invalid_argument);
 }
 
 // From CSV rows through fit to every consumer's files, with the figures a host run lacks set.

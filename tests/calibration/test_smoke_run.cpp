@@ -67,7 +67,7 @@ TEST(SmokeRun, ClosesTheWholeLoopOnTheHostBackendWithoutALauncher) {
   ASSERT_NE(first_section, std::string::npos) << summary;
   EXPECT_EQ(summary.substr(first_section, 13), "\n## Verdict\n\n") << summary;
   for (const char* verdict :
-       {"\n- benches: 5 of 5 ok\n", "\n- exports: 4 of 4 written (calculon, astrasim, nersc, vtrain)",
+       {"\n- benches: 5 of 5 ok\n", "\n- exports: 6 of 6 written (calculon, astrasim, nersc, vtrain, chakra, simai)",
         "\n- predicted step: ", "\n- fits: ", "\n- below half of this device's peak: ", "\n- host backend: "})
     EXPECT_NE(summary.find(verdict), std::string::npos) << verdict << " in\n" << summary;
   EXPECT_NE(summary.find("## Fits against log-log interpolation"), std::string::npos);

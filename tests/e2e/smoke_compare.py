@@ -58,10 +58,10 @@ def main():
     # Under a launcher too, the run writes every export itself (summary.md's verdict says so).
     with open(os.path.join(base, "summary.md")) as f:
         summary = f.read()
-    if "- exports: 4 of 4 written" not in summary:
+    if "- exports: 6 of 6 written" not in summary:
         fail("summary.md: not every export written:\n" + summary[:3000])
     for f in ("calculon/system.json", "astrasim/network.yml", "astrasim/system.json", "nersc/system.json",
-              "vtrain/system_config.json"):
+              "vtrain/system_config.json", "chakra/comm_group.json", "simai/workload.txt"):
         if not os.path.exists(os.path.join(base, "export", f)):
             fail(f"export/{f} missing")
     with open(os.path.join(base, "collectives.csv"), newline="") as f:

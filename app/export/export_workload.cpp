@@ -1,0 +1,55 @@
+#include "app/export/export_workload.h"
+
+#include <sstream>
+
+#include "app/predict/op_cost.h"
+
+namespace gpucal::calibration {
+
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused) {
+  const predict::OpCoster coster(w.results, w.calibration, w.options.cost);
+  std::vector<StageProgram> programs;
+  for (int64_t stage = 0; stage < w.layout.pp; ++stage) {
+    model::ParallelLayout l = w.layout;
+    l.pp_stage = stage;
+    model::Workload workload = model::derive_workload(w.spec, l);
+    std::vector<ProgramOp> ops;
+    for (const model::ModelOp& op : workload.ops) {
+      std::string why;
+      const auto cost = coster.cost(op, workload.layout, why);
+      if (!cost) {
+        refused.push_back("stage " + std::to_string(stage) + ": " + op.bench() + " " + op.role + " (" +
+                          op.shape_text() + "): " + why);
+        continue;
+      }
+      ops.push_back({.op = op, .time_us = cost->time_us, .provenance = to_string(cost->provenance),
+                     .method = cost->method});
+    }
+    if (refused.empty())
+      programs.push_back(build_stage_program(std::move(workload), std::move(ops), w.options.overlap,
+                                             w.options.schedule));
+  }
+  if (!refused.empty()) programs.clear();
+  return programs;
+}
+
+std::string describe_step(const ExportWorkload& w, const model::Workload& stage) {
+  const auto& l = stage.layout;
+  std::ostringstream s;
+  s << stage.model.name << " (scale " << l.scale << ", " << stage.facts.layers_total << " layers), tp " << l.tp
+    << " pp " << l.pp << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep << (l.sp ? " sp" : "") << ", zero "
+    << l.zero << ", seq " << stage.facts.seq << ", micro-batch " << l.micro_batch << ", "
+    << stage.facts.micro_batches << " micro-batch(es) per step, " << to_string(l.dtype) << "; overlap "
+    << predict::to_string(w.options.overlap) << ", schedule " << w.options.schedule.name;
+  if (w.options.schedule.name == "interleaved") s << " (" << w.options.schedule.virtual_stages << " chunks)";
+  return s.str();
+}
+
+predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage) {
+  std::vector<predict::CostedOp> costed;
+  for (std::size_t i = 0; i < stage.workload.ops.size(); ++i)
+    costed.push_back({stage.workload.ops[i], stage.ops[i].time_us});
+  return predict::compute_breakdown(costed, stage.workload, w.options.overlap, w.options.schedule, 0);
+}
+
+}  // namespace gpucal::calibration

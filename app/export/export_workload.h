@@ -1,0 +1,40 @@
+// The step a workload export writes (`gpucal export --model ... --to chakra|simai`): the model,
+// the layout and the prediction's policy, and the calibration the operations are costed from,
+// exactly as `gpucal predict` costs them (app/predict/op_cost.h), so that the traces and the
+// prediction hold the same operations, sizes and times.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/common/results_dir.h"
+#include "app/export/step_program.h"
+#include "app/predict/predict_step.h"
+#include "core/model/model_spec.h"
+
+namespace gpucal::calibration {
+
+struct ExportWorkload {
+  model::ModelSpec spec;           // the preset or JSON model, before --scale and --layers
+  model::ParallelLayout layout;    // resolved (seq, dtype); pp_stage is set per stage
+  predict::PredictOptions options;  // overlap, schedule, ranks per node
+  ResultsDir results;              // the measured rows (none when the source is a calibration.json)
+  nlohmann::json calibration;      // what predict reads: RESULTS_DIR/calibration.json, else built
+};
+
+// Every pipeline stage's program (app/export/step_program.h), stage 0 first, its operations
+// costed. Each operation nothing measures or models adds one line to `refused` ("stage S: bench
+// role (shape): why"); the programs are empty then.
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused);
+
+// A summary of the step for an export's notes: model, layout, micro-batches, policy.
+std::string describe_step(const ExportWorkload& w, const model::Workload& stage);
+
+// The breakdown `gpucal predict` computes for the stage (its step time, for the notes and the
+// consistency checks): the stage's derived operations only (not the interleaved schedule's
+// added messages).
+predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage);
+
+}  // namespace gpucal::calibration
