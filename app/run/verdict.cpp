@@ -241,7 +241,14 @@ std::string peaks_sentence(const RunRecord& r) {
 }  // namespace
 
 std::vector<std::string> verdict_lines(const RunRecord& r) {
-  std::vector<std::string> lines{benches_sentence(r), exports_sentence(r)};
+  std::vector<std::string> lines{benches_sentence(r)};
+  // Rows a busy machine spoiled are left out of everything after the benches: say it first.
+  if (r.suspect_rows > 0)
+    lines.push_back("suspect timings: " + std::to_string(r.suspect_rows) + " ok row(s) preempted by other work " +
+                    (r.allow_suspect ? "and used anyway (--allow-suspect)"
+                                     : "were left out of the fits and exports; rerun on a quiet machine, or pass "
+                                       "--allow-suspect to use them"));
+  lines.push_back(exports_sentence(r));
   if (!r.suite->predict.empty()) lines.push_back(predict_sentence(r));
   if (!r.calibration.is_null()) {
     lines.push_back(fits_sentence(r));

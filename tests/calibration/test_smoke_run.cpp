@@ -51,8 +51,10 @@ TEST(SmokeRun, ClosesTheWholeLoopOnTheHostBackendWithoutALauncher) {
       "env -u SLURM_JOB_ID -u PBS_JOBID -u LSB_JOBID -u OMPI_COMM_WORLD_SIZE -u PMI_RANK "
       "-u PMIX_RANK ";
   std::string out;
+  // --allow-suspect: ctest runs other tests beside this one, and rows that load preempted would
+  // be left out of the fits and exports; this checks the loop, not the figures.
   const int rc =
-      testing::run_command(clean_env + gpucal + " run --suite smoke --backend host --out " + dir + "/res",
+      testing::run_command(clean_env + gpucal + " run --suite smoke --backend host --allow-suspect --out " + dir + "/res",
                            out, dir + "/terminal.log");
   ASSERT_EQ(rc, 0) << out;
   EXPECT_LE(std::count(out.begin(), out.end(), '\n'), 40) << out;
