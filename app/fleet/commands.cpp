@@ -157,7 +157,9 @@ CLI::App* add_history(CLI::App& app, State& s) {
 }
 
 std::optional<int> run_parsed(State& s) {
-  if (*s.fleet_run) {
+  // Each Command adds one verb: the other verbs' subcommands are null.
+  auto parsed = [](const CLI::App* sub) { return sub != nullptr && sub->parsed(); };
+  if (parsed(s.fleet_run)) {
     const int rc = run_fleet(s.run, std::cout);
     if (!s.run_report || rc >= 128) return rc;
     s.report.fleet_dir = s.run.out_dir;
@@ -165,17 +167,15 @@ std::optional<int> run_parsed(State& s) {
     const int report_rc = run_report(s.report, std::cout);
     return std::max(rc, report_rc);
   }
-  if (*s.fleet_report) return run_report(s.report, std::cout);
-  if (*s.fleet_baseline) return run_baseline(s.baseline, std::cout);
-  if (*s.fleet_schedule) return run_schedule(s.schedule, std::cout);
-  if (*s.check_cmd) return check::run_check(s.check_options, std::cout);
-  if (*s.history_import) return history::run_import(s.history_path, s.import_paths, s.history_cluster, s.report.diagnosis, std::cout);
-  if (*s.history_show) return history::run_show(s.show, std::cout);
-  if (*s.history_regressions) return history::run_regressions(s.regressions, std::cout);
+  if (parsed(s.fleet_report)) return run_report(s.report, std::cout);
+  if (parsed(s.fleet_baseline)) return run_baseline(s.baseline, std::cout);
+  if (parsed(s.fleet_schedule)) return run_schedule(s.schedule, std::cout);
+  if (parsed(s.check_cmd)) return check::run_check(s.check_options, std::cout);
+  if (parsed(s.history_import)) return history::run_import(s.history_path, s.import_paths, s.history_cluster, s.report.diagnosis, std::cout);
+  if (parsed(s.history_show)) return history::run_show(s.show, std::cout);
+  if (parsed(s.history_regressions)) return history::run_regressions(s.regressions, std::cout);
   return std::nullopt;
 }
-
-}  // namespace
 
 // One of the three verbs: its subcommand and flags on the CLI, then the parsed one run.
 class OperatorCommand : public calibration::Command {

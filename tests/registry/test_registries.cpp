@@ -74,7 +74,8 @@ TEST(Registries, Collectives) {
 }
 
 // Every export target writes its files from a full calibration, or refuses naming each missing
-// figure; and each has its conformance test against its tool's reader.
+// figure; and each has its test: a hardware target's conformance test against its tool's reader,
+// a workload target's trace checks.
 TEST(Registries, ExportTargets) {
   const std::string dir = (std::filesystem::temp_directory_path() / "gpucal_registry_walk").string();
   std::filesystem::remove_all(dir);
@@ -85,7 +86,10 @@ TEST(Registries, ExportTargets) {
     const calibration::ExportReport r = t.write(calibration::testing::conformance_calibration(), {}, dir);
     EXPECT_TRUE(r.ok() ? !r.files_written.empty() : !r.refused.front().empty()) << t.name;
     const std::filesystem::path sources(GPUCAL_SOURCE_DIR);  // absent where the build was carried away
-    const auto test = sources / "tests/calibration" / ("test_conformance_" + std::string(t.name) + ".cpp");
+    // A hardware target's conformance test reads its files with the tool's reader; a workload
+    // target's test decodes its traces and checks them against the prediction (tests/export).
+    const auto test = t.workload ? sources / "tests/export" / ("test_" + std::string(t.name) + "_export.cpp")
+                                 : sources / "tests/calibration" / ("test_conformance_" + std::string(t.name) + ".cpp");
     if (std::filesystem::exists(sources / "core")) EXPECT_TRUE(std::filesystem::exists(test)) << t.name << ": no " << test;
   }
   std::filesystem::remove_all(dir);
