@@ -18,6 +18,10 @@ namespace {
 // "[1,0]<stdout>:" (Open MPI --tag-output), "0: " (srun -l), "2026-02-16T10:00:02.000000000Z "
 // (kubectl logs --timestamps). Applied in that order, at most once each.
 const std::regex kTagOutput(R"(^\s*\[\d+,(\d+)\]<(stdout|stderr)>:\s?)");
+// Open MPI forwards each rank's output in chunks and tags every chunk, so a tag also lands in
+// the middle of a line where two ranks' output interleaved ("... -1[1,0]<stdout>:    85.70"):
+// removed wherever it stands (only the tag: the spaces around it separate the columns).
+const std::regex kTagInside(R"(\[\d+,\d+\]<(stdout|stderr)>:)");
 const std::regex kSrunLabel(R"(^\s{0,3}(\d+): )");
 const std::regex kTimestamp(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\s)");
 
@@ -49,6 +53,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
       line.tag_rank = static_cast<int>(*parse_integer(m[1]));
       raw = m.suffix();
     }
+    if (raw.find("]<std") != std::string::npos) raw = std::regex_replace(raw, kTagInside, "");
     // Indentation (a log pasted into Markdown or reStructuredText) carries no meaning.
     const auto first = raw.find_first_not_of(" \t");
     line.text = first == std::string::npos ? "" : raw.substr(first);
