@@ -12,6 +12,8 @@ bool detects_nccl_tests_text(const std::string& line);
 std::vector<ImportedRun> parse_nccl_tests_text(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
 bool detects_osu(const std::string& line);
 std::vector<ImportedRun> parse_osu(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
+bool detects_size_time_csv(const std::string& line);
+std::vector<ImportedRun> parse_size_time_csv(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
 
 const std::vector<ImportFormat>& import_formats() {
   static const std::vector<ImportFormat> table{
@@ -23,6 +25,9 @@ const std::vector<ImportFormat>& import_formats() {
        .scope = FormatScope::table, .detects = detects_nccl_tests_text, .parse = parse_nccl_tests_text},
       {.name = "osu", .help = "OSU Micro-Benchmarks output: a '# OSU ... Test' title",
        .scope = FormatScope::table, .detects = detects_osu, .parse = parse_osu},
+      {.name = "csv",
+       .help = "a CSV from another tool: a header naming size_bytes and time_us (collective, dtype, nranks optional)",
+       .scope = FormatScope::whole_file, .detects = detects_size_time_csv, .parse = parse_size_time_csv},
   };
   return table;
 }

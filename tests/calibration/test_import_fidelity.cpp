@@ -1,6 +1,6 @@
 // gpucal import as nccl-tests printed its logs: the collective told from a table that does not
 // name it, the printed digits' rounding (interval arithmetic), Open MPI tags inside a line, the
-// formats registry.
+// formats registry and its CSV reader.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +125,22 @@ TEST(ImportFidelity, FormatsComeFromTheRegistry) {
   ImportOptions wrong;
   wrong.format = "osuu";
   EXPECT_NE(refusal(dir, "x\n", wrong).find("did you mean 'osu'"), std::string::npos);
+  // The CSV format: one run per (collective, nranks); an alias names its collective.
+  ImportOptions rpn;
+  rpn.ranks_per_node = 8;
+  const auto runs = import_text(dir,
+                                "collective,dtype,nranks,size_bytes,time_us,iters\nall_reduce,bf16,8,1048576,25,100\n"
+                                "allgather,bf16,8,1048576,20,100\nallreduce,bf16,8,16777216,110,100\n",
+                                rpn);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].format, "csv");
+  EXPECT_EQ(runs[0].collective, "allreduce");
+  EXPECT_EQ(runs[0].nranks, 8);
+  ASSERT_EQ(runs[0].collectives.size(), 2u);
+  EXPECT_EQ(runs[0].collectives[1].line, 4);
+  EXPECT_EQ(runs[0].notes, std::vector<std::string>{"column 'iters' not read"});
+  EXPECT_NE(refusal(dir, "size_bytes,time_us,collective\n1024,-1,allreduce\n", rpn).find(":2: column 'time_us'"),
+            std::string::npos);
 }
 
 }  // namespace

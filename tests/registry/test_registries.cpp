@@ -99,7 +99,8 @@ TEST(Registries, ImportFormats) {
   const std::map<std::string, std::string> samples{
       {"nccl-tests", "tests/fixtures/comm_logs/nccl_l40s_tcp_2x1.log"},
       {"osu", "tests/fixtures/comm_logs/osu_bw_alps_slingshot_ompi.log"},
-      {"nccl-tests-json", "tests/fixtures/import_formats/nccl-tests-json.json"}};
+      {"nccl-tests-json", "tests/fixtures/import_formats/nccl-tests-json.json"},
+      {"csv", "tests/fixtures/import_formats/csv.csv"}};
   const std::filesystem::path sources(GPUCAL_SOURCE_DIR);
   for (const auto& f : calibration::import_formats()) {
     EXPECT_FALSE(f.help.empty()) << f.name;
