@@ -1,6 +1,6 @@
 // gpucal import as nccl-tests printed its logs: the collective told from a table that does not
 // name it, the printed digits' rounding (interval arithmetic), Open MPI tags inside a line, the
-// formats registry and its CSV reader.
+// formats registry and its CSV reader, and every collected public log imported with no flags.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -141,6 +141,32 @@ TEST(ImportFidelity, FormatsComeFromTheRegistry) {
   EXPECT_EQ(runs[0].notes, std::vector<std::string>{"column 'iters' not read"});
   EXPECT_NE(refusal(dir, "size_bytes,time_us,collective\n1024,-1,allreduce\n", rpn).find(":2: column 'time_us'"),
             std::string::npos);
+}
+
+// Every collected public log, with no flags: at least 95% import, and where a log names its
+// collective the table's own evidence agrees.
+TEST(ImportFidelity, TheCollectedLogsImportWithNoFlags) {
+  const std::filesystem::path dir = std::filesystem::path(testing::comm_log("x")).parent_path();
+  int logs = 0, imported = 0;
+  std::string refused;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".log") continue;
+    ++logs;
+    try {
+      for (const auto& run : import_log(entry.path().string(), {})) {
+        if (run.format == "osu" || run.collective_from.rfind("the table", 0) == 0) continue;
+        EXPECT_NE(std::find(run.table_candidates.begin(), run.table_candidates.end(), run.collective),
+                  run.table_candidates.end())
+            << entry.path().filename() << ": the log says " << run.collective << ", its table does not fit it";
+      }
+      ++imported;
+    } catch (const ImportError& e) {
+      refused += std::string("\n  ") + e.what();
+    }
+  }
+  std::cout << imported << " of " << logs << " collected logs import with no flags; refused:" << refused << "\n";
+  EXPECT_GE(logs, 19);
+  EXPECT_GE(imported * 100, logs * 95) << "refused:" << refused;
 }
 
 }  // namespace
