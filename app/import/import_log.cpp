@@ -135,16 +135,27 @@ int dtype_size_bytes_of(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+bool rank_list_complete(const std::vector<RankLine>& ranks) {
+  if (ranks.empty()) return false;
+  int highest = 0;
+  for (const auto& r : ranks) highest = std::max(highest, r.rank);
+  return highest + 1 == static_cast<int>(ranks.size());
+}
+
 namespace {
 
 void resolve_ranks(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   const std::string& file = run.source_file;
+  int at_least = 0;  // a rank list pasted in part: its highest rank + 1
   if (!run.ranks.empty()) {
     std::set<int> ids;
     for (const auto& r : run.ranks) ids.insert(r.rank);
     if (ids.size() != run.ranks.size())
       throw ImportError(file, line,
                         "the '# Using devices' list names a rank twice (two runs' headers interleaved?)");
+    if (!rank_list_complete(run.ranks)) at_least = *ids.rbegin() + 1;
+  }
+  if (!run.ranks.empty() && at_least == 0) {
     run.nranks = static_cast<int>(run.ranks.size());
     run.nranks_from = "rank list";
     if (options.nranks && *options.nranks != run.nranks)
@@ -173,12 +184,24 @@ void resolve_ranks(ImportedRun& run, const ImportOptions& options, const Launche
   }
   if (run.nranks < 1)
     throw ImportError(file, line,
-                      "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
+                      at_least > 0 ? "the rank count is unknown: the '# Using devices' list is shown in part (its "
+                                     "ranks stop at " + std::to_string(at_least - 1) + ", so at least " +
+                                     std::to_string(at_least) + " ranks); pass --nranks N"
+                                   : "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
+  if (at_least > 0) {
+    if (run.nranks < at_least)
+      throw ImportError(file, line,
+                        "the log lists rank " + std::to_string(at_least - 1) + " but its rank count (" +
+                            run.nranks_from + ") is " + std::to_string(run.nranks));
+    run.unknown.push_back("rank list shown in part (ranks up to " + std::to_string(at_least - 1) +
+                          "): the rank count is not its line count");
+  }
 }
 
 void resolve_nodes(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   std::map<std::string, int> per_host;
-  for (const auto& r : run.ranks) ++per_host[r.host];
+  if (rank_list_complete(run.ranks))  // a list shown in part counts neither hosts nor ranks on them
+    for (const auto& r : run.ranks) ++per_host[r.host];
   if (!per_host.empty()) {
     run.nnodes = static_cast<int>(per_host.size());
     run.ranks_per_node = 0;

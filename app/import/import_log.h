@@ -38,6 +38,10 @@ struct RankLine {
   std::string device_name;  // may be empty (rccl-tests prints none on some systems)
 };
 
+// Whether a log's '# Rank N' lines are the whole list (ranks 0 to size-1). A list pasted in part
+// (only its last line, '# Rank 71 ...') shows at least highest + 1 ranks, not its line count.
+bool rank_list_complete(const std::vector<RankLine>& ranks);
+
 // One measured size of a collective, as the source printed it.
 struct CollectivePoint {
   std::string dtype;  // gpucal's name (fp32, bf16, ...) or the source's, lowercased

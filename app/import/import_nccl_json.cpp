@@ -159,7 +159,8 @@ std::vector<ImportedRun> parse_nccl_tests_json(const std::string& path, const js
   if (cputime) run.notes.push_back("times are CPU time (-C 1), not GPU time");
   if (!run.validated) run.notes.push_back("validation was off (-c 0): nwrong is null");
   run.rank_combine = "average over ranks (nccl-tests -a 1, the default)";
-  settle_collective(run, {}, options, run.ranks.empty() ? options.nranks.value_or(0) : static_cast<int>(run.ranks.size()));
+  settle_collective(run, {}, options,
+                    rank_list_complete(run.ranks) ? static_cast<int>(run.ranks.size()) : options.nranks.value_or(0));
   resolve_topology(run, options, 0);
   check_printed_bandwidths(run, cputime);
   return {run};

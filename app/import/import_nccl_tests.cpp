@@ -244,7 +244,7 @@ class TextReader {
 
   // The rank count the log gives before the topology is resolved (the collective may need it).
   int nranks_hint(ImportedRun& run) const {
-    if (!run.ranks.empty()) return static_cast<int>(run.ranks.size());
+    if (rank_list_complete(run.ranks)) return static_cast<int>(run.ranks.size());
     if (info_nranks_ > 0) {
       run.nranks = info_nranks_;
       run.nranks_from = "NCCL INFO line ('nranks')";

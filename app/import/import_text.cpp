@@ -173,6 +173,23 @@ LauncherCounts parse_launcher(const std::string& command_line) {
     if (!n || *n < 1 || *n > kMaxRanks) return std::nullopt;
     return static_cast<int>(*n);
   };
+  // An nccl-tests program started with no launcher is one process: -t threads x -g GPUs ranks, on
+  // one node (the defaults are 1 and 1).
+  static const std::regex kPerfProgram(R"(_perf(_mpi)?$)");
+  if (std::regex_search(launcher, kPerfProgram)) {
+    int64_t threads = 1, gpus = 1;
+    for (std::size_t i = 1; i < t.size(); ++i) {
+      for (const char* f : {"-t", "--nthreads"})
+        if (auto v = as_int(value_of(i, f))) threads = *v;
+      for (const char* f : {"-g", "--ngpus"})
+        if (auto v = as_int(value_of(i, f))) gpus = *v;
+    }
+    if (threads * gpus <= kMaxRanks) {
+      c.nranks = c.ranks_per_node = static_cast<int>(threads * gpus);
+      c.nnodes = 1;
+    }
+    return c;
+  }
   for (std::size_t i = 1; i < t.size(); ++i) {
     if (slurm) {
       for (const char* f : {"-n", "--ntasks"})

@@ -10,6 +10,7 @@
 
 #include "app/import/import_formats.h"
 #include "app/import/import_numbers.h"
+#include "app/import/import_text.h"
 #include "tests/calibration/import_test_util.h"
 
 namespace gpucal::calibration {
@@ -116,6 +117,70 @@ TEST(ImportFidelity, AnUnknownRankCountIsNamedWhenTheTableStaysAmbiguous) {
   const std::string why = refusal(dir, old_table);
   EXPECT_NE(why.find("the rank count is unknown"), std::string::npos) << why;
   EXPECT_NE(why.find("broadcast"), std::string::npos) << why;
+}
+
+std::string allreduce_rows(int nranks) {
+  std::string rows;
+  for (long long size : {536870912LL, 1073741824LL, 2147483648LL, 4294967296LL}) {
+    testing::RowSpec r;
+    r.size = size;
+    r.count = size / 4;
+    r.time_oop = r.time_ip = static_cast<double>(size) / 3.0e5;
+    r.factor = 2.0 * (nranks - 1) / nranks;
+    rows += testing::nccl_row(r);
+  }
+  return rows;
+}
+
+// A '# Using devices' list pasted in part (CoreWeave's GB200 logs keep only the last rank line)
+// shows at least its highest rank + 1 ranks: it is not counted as the rank count, nor its hosts
+// as the nodes.
+TEST(ImportFidelity, ARankListShownInPartIsNoRankCount) {
+  const std::string dir = testing::fresh_temp_dir();
+  const std::string log =
+      "#  Rank 71 Group  0 Pid  14840 on slurm-gb200-207-171 device  3 [0x01] NVIDIA GB200\n#\n" +
+      testing::nccl_column_header() + allreduce_rows(72);
+  const std::string why = refusal(dir, log);
+  EXPECT_NE(why.find("--ranks-per-node"), std::string::npos) << why;
+  ImportOptions rpn;
+  rpn.ranks_per_node = 4;
+  const auto runs = import_text(dir, log, rpn);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].collective, "allreduce");
+  EXPECT_EQ(runs[0].nranks, 72);
+  EXPECT_EQ(runs[0].nranks_from, "busbw/algbw");
+  EXPECT_EQ(runs[0].nnodes, 18);
+  EXPECT_EQ(runs[0].device, "NVIDIA GB200");
+  // A rank count below the highest rank shown is refused.
+  ImportOptions few = rpn;
+  few.nranks = 16;
+  const std::string named = "# Collective test starting: all_reduce_perf\n" + log;
+  EXPECT_NE(refusal(dir, named, few).find("lists rank 71"), std::string::npos) << refusal(dir, named, few);
+  EXPECT_TRUE(rank_list_complete({RankLine{0}, RankLine{1}}));
+  EXPECT_FALSE(rank_list_complete({RankLine{71}}));
+}
+
+// An nccl-tests program run with no launcher is one process: -t x -g ranks on one node.
+TEST(ImportFidelity, AProgramRunWithoutALauncherHasThreadsTimesGpusRanks) {
+  const std::string dir = testing::fresh_temp_dir();
+  EXPECT_EQ(parse_launcher("./build/all_reduce_perf -b 8 -e 128M -t 2 -g 4").nranks, 8);
+  EXPECT_EQ(parse_launcher("all_gather_perf -b 8 -e 128M").nranks, 1);
+  EXPECT_EQ(parse_launcher("mpirun -np 16 ./build/all_reduce_perf -g 1").nranks, 16);
+  std::string rows;
+  for (long long size : {134217728LL, 268435456LL}) {
+    testing::RowSpec r;
+    r.size = size;
+    r.count = size / 4;
+    r.time_oop = r.time_ip = static_cast<double>(size) / 1.9e5;
+    rows += testing::nccl_row(r);
+  }
+  const auto runs =
+      import_text(dir, "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8\n#\n" + testing::nccl_column_header() + rows);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].collective, "sendrecv");
+  EXPECT_EQ(runs[0].nranks, 8);
+  EXPECT_EQ(runs[0].nnodes, 1);
+  EXPECT_EQ(runs[0].nranks_from, "command line");
 }
 
 TEST(ImportFidelity, FormatsComeFromTheRegistry) {
