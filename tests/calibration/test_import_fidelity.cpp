@@ -230,7 +230,7 @@ TEST(ImportFidelity, TheCollectedLogsImportWithNoFlags) {
     }
   }
   std::cout << imported << " of " << logs << " collected logs import with no flags; refused:" << refused << "\n";
-  EXPECT_GE(logs, 19);
+  EXPECT_GE(logs, 30);
   EXPECT_GE(imported * 100, logs * 95) << "refused:" << refused;
 }
 
