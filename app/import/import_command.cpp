@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "app/import/import_formats.h"
 #include "app/import/import_writer.h"
 #include "core/driver/flag_checks.h"
 #include "core/formulas/collectives.h"
@@ -14,8 +15,8 @@ namespace gpucal::calibration {
 
 CLI::App* ImportCommand::add_to(CLI::App& app) {
   auto* cmd = app.add_subcommand("import",
-                                 "read nccl-tests/rccl-tests (text or -J JSON) and OSU logs into a results folder "
-                                 "(collectives.csv, p2p.csv)");
+                                 "read benchmark logs (nccl-tests, rccl-tests, OSU, ...: the formats of --format) into "
+                                 "a results folder (collectives.csv, p2p.csv)");
   cmd->add_option("LOG", logs_, "log files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required();
   cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node, for logs that name no hosts")
@@ -24,13 +25,19 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
       ->check(number_check<int>({.min = 1, .max = 1 << 24}));
   cmd->add_option("--device", options_.device, "device name, for logs that print none");
   cmd->add_option("--collective", options_.collective,
-                  "collective measured, for nccl-tests logs with neither a header nor a command line naming it: " +
+                  "collective measured, for nccl-tests tables that neither name it nor tell it by their columns "
+                  "(allgather and alltoall print alike): " +
                       registry::choices(collectives(), ", "))
       ->check(CLI::IsMember(collective_names()));
+  cmd->add_option("--format", options_.format,
+                  "log format: auto (found by each format's rule; a log may hold several) or one of\n" +
+                      registry::help_lines(import_formats()))
+      ->check(CLI::Validator([](std::string& name) { return check_import_format(name); }, "auto|NAME"))
+      ->default_str("auto");
   cmd->footer(examples_footer({
       {"gpucal import all_reduce.log all_gather.log --out h100/", "nccl-tests logs as printed (launcher tags and all)"},
-      {"gpucal import pasted_table.txt --collective allreduce --ranks-per-node 8 --out h100/",
-       "a table pasted without its header: name what the log does not say"},
+      {"gpucal import pasted_table.txt --ranks-per-node 8 --out h100/",
+       "a table pasted without its header: the collective from its columns, name what the log does not say"},
   }));
   return cmd;
 }

@@ -1,20 +1,19 @@
-// Format detection, dtype names, rank/node resolution and the printed-bandwidth check shared by
-// the three readers (import_nccl_tests.cpp, import_nccl_json.cpp, import_osu.cpp).
+// import_log(): a log's format found with the rules of the import_formats.cpp table and read by
+// its reader; dtype names, rank/node resolution and the printed-bandwidth check the readers share.
 #include "app/import/import_log.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
+#include <limits>
 #include <map>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include "core/formulas/collective_formulas.h"
+#include "app/import/import_formats.h"
 #include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
-#include "core/output/strict_json.h"
+#include "core/registry/registry.h"
 
 namespace gpucal::calibration {
 
@@ -25,56 +24,36 @@ std::string lower(std::string s) {
   return s;
 }
 
-enum class Format { nccl_json, osu, nccl_text, unknown };
+bool has_content(const LogLine& l) { return !l.text.empty() && l.text[0] != '#'; }
 
-// nccl-tests -J output: a JSON document (the whole file).
-bool read_json(const std::string& path, const std::vector<LogLine>& lines, nlohmann::json& doc) {
-  std::size_t first = 0;
-  while (first < lines.size() && trim(lines[first].text).empty()) ++first;
-  if (first == lines.size() || trim(lines[first].text).rfind("{", 0) != 0) return false;
-  std::ifstream in(path);
-  std::stringstream all;
-  all << in.rdbuf();
-  try {
-    doc = parse_json_unique_keys(all.str());
-  } catch (const std::exception& e) {
-    throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
-  }
-  if (doc.is_object() && doc.contains("results")) return true;
-  throw ImportError(path, lines[first].number, "JSON without a 'results' list: not nccl-tests -J output");
-}
-
-// The tool whose table a line starts, if any.
-Format table_start(const std::string& text) {
-  static const std::regex kOsu(R"(^#\s*OSU\s)");
-  static const std::regex kNccl(
-      R"(^(#\s*nThread\s|#\s*nccl-tests version|#\s*Collective test starting:|rccl-tests:\s*Version|#\s+size\s+count\s+type))");
-  if (std::regex_search(text, kOsu)) return Format::osu;
-  if (std::regex_search(text, kNccl)) return Format::nccl_text;
-  return Format::unknown;
+// The first row of `scope` whose rule accepts `text`, or nullptr.
+const ImportFormat* format_of(const std::string& text, FormatScope scope) {
+  for (const auto& f : import_formats())
+    if (f.scope == scope && f.detects(text)) return &f;
+  return nullptr;
 }
 
 struct Section {
-  Format format;
+  const ImportFormat* format;
   std::vector<LogLine> lines;
 };
 
 // A log may hold tables of several tools one after another (an OSU run, then nccl-tests): each
-// is read by its own reader. A section starts at a table of another tool than the one before,
+// is read by its own reader. A section starts at a table of another format than the one before,
 // with the lines above it that belong to it (its command line, blank lines), back to the
 // previous table's last row or comment line.
-std::vector<Section> split_by_tool(const std::vector<LogLine>& lines) {
+std::vector<Section> split_by_format(const std::vector<LogLine>& lines) {
   std::vector<Section> sections;
   std::size_t begin = 0;
-  Format current = Format::unknown;
+  const ImportFormat* current = nullptr;
   auto belongs_above = [&](std::size_t k) {
     const auto t = split_whitespace(lines[k].text);
     return t.empty() || (t[0][0] != '#' && !is_integer_token(t[0]));
   };
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const Format f = table_start(lines[i].text);
-    if (f == Format::unknown || f == current) continue;
-    if (current != Format::unknown) {
+    const ImportFormat* f = format_of(lines[i].text, FormatScope::table);
+    if (!f || f == current) continue;
+    if (current) {
       std::size_t cut = i;
       while (cut > begin && belongs_above(cut - 1)) --cut;
       sections.push_back({current, {lines.begin() + begin, lines.begin() + cut}});
@@ -82,27 +61,35 @@ std::vector<Section> split_by_tool(const std::vector<LogLine>& lines) {
     }
     current = f;
   }
-  if (current != Format::unknown) sections.push_back({current, {lines.begin() + begin, lines.end()}});
+  if (current) sections.push_back({current, {lines.begin() + begin, lines.end()}});
   return sections;
+}
+
+std::string format_list() {
+  std::string out;
+  for (const auto& f : import_formats()) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
 }
 
 }  // namespace
 
 std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
   const std::vector<LogLine> lines = read_log_lines(path);
-  nlohmann::json doc;
-  if (read_json(path, lines, doc)) return parse_nccl_tests_json(path, doc, options);
+  if (lines.empty()) throw ImportError(path, 0, "empty file");
+  if (options.format != "auto") {
+    if (const std::string why = check_import_format(options.format); !why.empty()) throw ImportError(path, 0, why);
+    return registry::find(import_formats(), options.format)->parse(path, lines, options);
+  }
+  const auto first = std::find_if(lines.begin(), lines.end(), has_content);
+  if (first != lines.end())
+    if (const ImportFormat* f = format_of(first->text, FormatScope::whole_file)) return f->parse(path, lines, options);
   std::vector<ImportedRun> runs;
-  for (const Section& section : split_by_tool(lines))
-    for (auto& run : section.format == Format::osu ? parse_osu(path, section.lines, options)
-                                                   : parse_nccl_tests_text(path, section.lines, options))
-      runs.push_back(std::move(run));
+  for (const Section& section : split_by_format(lines))
+    for (auto& run : section.format->parse(path, section.lines, options)) runs.push_back(std::move(run));
   if (!runs.empty()) return runs;
-  throw ImportError(path, lines.empty() ? 0 : 1,
-                    lines.empty()
-                        ? "empty file"
-                        : "unknown log format: no nccl-tests/rccl-tests header ('# nThread', column header), "
-                          "no '# OSU' title and no nccl-tests JSON");
+  throw ImportError(path, 1,
+                    "unknown log format: no rule of " + format_list() +
+                        " recognizes it (gpucal import --help says what each looks for); pass --format NAME");
 }
 
 std::string gpucal_dtype(const std::string& source_type) {
@@ -148,16 +135,27 @@ int dtype_size_bytes_of(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+bool rank_list_complete(const std::vector<RankLine>& ranks) {
+  if (ranks.empty()) return false;
+  int highest = 0;
+  for (const auto& r : ranks) highest = std::max(highest, r.rank);
+  return highest + 1 == static_cast<int>(ranks.size());
+}
+
 namespace {
 
 void resolve_ranks(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   const std::string& file = run.source_file;
+  int at_least = 0;  // a rank list pasted in part: its highest rank + 1
   if (!run.ranks.empty()) {
     std::set<int> ids;
     for (const auto& r : run.ranks) ids.insert(r.rank);
     if (ids.size() != run.ranks.size())
       throw ImportError(file, line,
                         "the '# Using devices' list names a rank twice (two runs' headers interleaved?)");
+    if (!rank_list_complete(run.ranks)) at_least = *ids.rbegin() + 1;
+  }
+  if (!run.ranks.empty() && at_least == 0) {
     run.nranks = static_cast<int>(run.ranks.size());
     run.nranks_from = "rank list";
     if (options.nranks && *options.nranks != run.nranks)
@@ -186,12 +184,24 @@ void resolve_ranks(ImportedRun& run, const ImportOptions& options, const Launche
   }
   if (run.nranks < 1)
     throw ImportError(file, line,
-                      "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
+                      at_least > 0 ? "the rank count is unknown: the '# Using devices' list is shown in part (its "
+                                     "ranks stop at " + std::to_string(at_least - 1) + ", so at least " +
+                                     std::to_string(at_least) + " ranks); pass --nranks N"
+                                   : "the rank count is unknown (no rank list, no launcher command line); pass --nranks N");
+  if (at_least > 0) {
+    if (run.nranks < at_least)
+      throw ImportError(file, line,
+                        "the log lists rank " + std::to_string(at_least - 1) + " but its rank count (" +
+                            run.nranks_from + ") is " + std::to_string(run.nranks));
+    run.unknown.push_back("rank list shown in part (ranks up to " + std::to_string(at_least - 1) +
+                          "): the rank count is not its line count");
+  }
 }
 
 void resolve_nodes(ImportedRun& run, const ImportOptions& options, const LauncherCounts& launcher, int line) {
   std::map<std::string, int> per_host;
-  for (const auto& r : run.ranks) ++per_host[r.host];
+  if (rank_list_complete(run.ranks))  // a list shown in part counts neither hosts nor ranks on them
+    for (const auto& r : run.ranks) ++per_host[r.host];
   if (!per_host.empty()) {
     run.nnodes = static_cast<int>(per_host.size());
     run.ranks_per_node = 0;
@@ -259,19 +269,21 @@ void check_printed_bandwidths(const ImportedRun& run, bool time_is_cputime) {
   const double factor = bus_factor(run.collective, run.nranks);
   for (const auto& p : run.collectives) {
     if (p.algbw_gbps && !time_is_cputime) {
-      // Printed with 2 decimals (1 above 1000) from the same time; allow that and 1% more.
-      const double computed = p.size_bytes / p.time_us / 1e3;
-      if (std::abs(*p.algbw_gbps - computed) > 0.011 + 0.01 * computed)
+      // S / t over the time's printed interval against the printed algbw's interval.
+      const double t_low = p.time_us - p.time_half_unit, t_high = p.time_us + p.time_half_unit;
+      const double low = p.size_bytes / t_high / 1e3;
+      const double high = t_low > 0 ? p.size_bytes / t_low / 1e3 : std::numeric_limits<double>::infinity();
+      const double eps = 1e-9 * std::max(1.0, *p.algbw_gbps);
+      if (*p.algbw_gbps + p.algbw_half_unit < low - eps || *p.algbw_gbps - p.algbw_half_unit > high + eps)
         throw ImportError(run.source_file, p.line,
                           "algbw " + std::to_string(*p.algbw_gbps) + " GB/s does not match size/time = " +
-                              std::to_string(computed) + " GB/s (a corrupted row?)");
+                              std::to_string(p.size_bytes / p.time_us / 1e3) + " GB/s (a corrupted row?)");
     }
-    if (p.algbw_gbps && p.busbw_gbps &&
-        std::abs(*p.busbw_gbps - *p.algbw_gbps * factor) > 0.011 + 0.01 * *p.busbw_gbps)
+    if (!busbw_fits(p, factor))
       throw ImportError(run.source_file, p.line,
-                        "busbw/algbw = " + std::to_string(*p.busbw_gbps / *p.algbw_gbps) + " but " +
-                            run.collective + "'s bus factor at " + std::to_string(run.nranks) + " ranks is " +
-                            std::to_string(factor) + " (is the rank count right? it came from the " +
+                        "busbw/algbw = " + std::to_string(*p.busbw_gbps / *p.algbw_gbps) + " but " + run.collective +
+                            "'s bus factor at " + std::to_string(run.nranks) + " ranks is " + std::to_string(factor) +
+                            ", beyond the printed digits' rounding (is the rank count right? it came from the " +
                             run.nranks_from + ")");
   }
 }

@@ -26,7 +26,8 @@ struct ImportOptions {
   std::optional<int> nranks;          // --nranks: ranks of the run (OSU collectives, headless logs)
   std::optional<int> ranks_per_node;  // --ranks-per-node: when the log names no hosts
   std::string device;                 // --device: device name when the log has none
-  std::string collective;             // --collective: when neither a header nor a command line names it
+  std::string collective;             // --collective: when neither the log nor its table tells
+  std::string format = "auto";        // --format: a row of import_formats() (import_formats.h), or auto
 };
 
 struct RankLine {
@@ -36,6 +37,10 @@ struct RankLine {
   std::string bus_id;
   std::string device_name;  // may be empty (rccl-tests prints none on some systems)
 };
+
+// Whether a log's '# Rank N' lines are the whole list (ranks 0 to size-1). A list pasted in part
+// (only its last line, '# Rank 71 ...') shows at least highest + 1 ranks, not its line count.
+bool rank_list_complete(const std::vector<RankLine>& ranks);
 
 // One measured size of a collective, as the source printed it.
 struct CollectivePoint {
@@ -50,6 +55,8 @@ struct CollectivePoint {
   std::optional<double> iter_min_us, iter_max_us;  // over iterations (nccl-tests -I)
   std::optional<double> rank_min_us, rank_max_us;  // over ranks (OSU -f)
   std::optional<double> algbw_gbps, busbw_gbps;    // as printed, checked against S/t
+  // Half a unit of the last digit each was printed with (import_numbers.h, Printed); 0: exact.
+  double time_half_unit = 0, algbw_half_unit = 0, busbw_half_unit = 0;
   std::optional<int64_t> wrong;                    // nullopt: the run did not validate (N/A)
   bool validation_failed = false;                  // OSU -c: its Validation column said Fail
   int64_t iterations = 0;                          // launches averaged into time_us; 0 when unknown
@@ -81,6 +88,8 @@ struct ImportedRun {
   std::vector<std::string> hardware_lines;  // rank lines, NCCL/RCCL/HIP/ROCm version lines, OSU title
   std::vector<RankLine> ranks;
   std::string collective;   // collectives: allreduce, allgather, ...
+  std::string collective_from;                // "program name", "command line", "--collective", "table: ..."
+  std::vector<std::string> table_candidates;  // the collectives the table alone fits (import_deduce.h)
   std::string p2p_pattern;  // OSU point-to-point: pingpong, sendrecv, bidir
   std::string memory;       // OSU: host or device buffers
   int nranks = 0;
@@ -98,7 +107,7 @@ struct ImportedRun {
   std::vector<std::string> notes;    // skipped lines, truncated tail, conversions
 };
 
-// Reads one log (format detected from its content). Throws ImportError.
+// Reads one log (format detected from its content, or options.format). Throws ImportError.
 std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options);
 
 // gpucal's dtype name for a source's type name (float -> fp32, MPI_CHAR -> int8, f8e4m3 ->

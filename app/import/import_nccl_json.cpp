@@ -8,10 +8,12 @@
 //             out_of_place_per_iter {min_us, max_us, p50_us, ...} (with -I 1), actual_iterations}],
 //   out_of_bounds, average_bus_bandwidth, errors, end_time.
 // Rows have no line numbers: errors name "results[i]".
+#include <fstream>
 #include <sstream>
 
 #include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
+#include "core/output/strict_json.h"
 
 namespace gpucal::calibration {
 
@@ -100,6 +102,12 @@ CollectivePoint read_block(const std::string& path, const json& r, const std::st
                         [](const FieldAt& f, const std::string& t) { return time_field(f, t); });
   p.algbw_gbps = number_at(path, b, "alg_bw", at, rate_field);
   p.busbw_gbps = number_at(path, b, "bus_bw", at, rate_field);
+  const auto half_unit = [&](const char* key) {
+    return half_unit_of_last_digit(number_token({path, 0, at + "." + key}, b[key]));
+  };
+  p.time_half_unit = half_unit(b.contains("cpu_time") ? "cpu_time" : "time");
+  p.algbw_half_unit = half_unit("alg_bw");
+  p.busbw_half_unit = half_unit("bus_bw");
   if (b.contains("nwrong") && !b["nwrong"].is_null()) p.wrong = whole_at(path, b, "nwrong", at, 0, 0, kMaxSizeBytes);
   const std::string per_iter = std::string(block) + "_per_iter";
   if (r.contains(per_iter) && r[per_iter].is_object()) {
@@ -127,11 +135,9 @@ std::vector<ImportedRun> parse_nccl_tests_json(const std::string& path, const js
   run.backend = "cuda";
   const int64_t iterations = read_header(path, doc, run);
   run.collective = collective_from_program(run.program);
-  if (run.collective.empty()) {
-    if (options.collective.empty())
-      throw ImportError(path, 0, "args[0] '" + run.program + "' is no nccl-tests binary; pass --collective NAME");
-    run.collective = options.collective;
-  }
+  if (!run.collective.empty()) run.collective_from = "args[0]";
+  if (run.collective.empty() && !run.program.empty() && options.collective.empty())
+    throw ImportError(path, 0, "args[0] '" + run.program + "' is no nccl-tests binary; pass --collective NAME");
   if (!doc["results"].is_array()) throw ImportError(path, 0, "'results' is not a list");
   bool cputime = false;
   int zero_rows = 0;
@@ -153,9 +159,30 @@ std::vector<ImportedRun> parse_nccl_tests_json(const std::string& path, const js
   if (cputime) run.notes.push_back("times are CPU time (-C 1), not GPU time");
   if (!run.validated) run.notes.push_back("validation was off (-c 0): nwrong is null");
   run.rank_combine = "average over ranks (nccl-tests -a 1, the default)";
+  settle_collective(run, {}, options,
+                    rank_list_complete(run.ranks) ? static_cast<int>(run.ranks.size()) : options.nranks.value_or(0));
   resolve_topology(run, options, 0);
   check_printed_bandwidths(run, cputime);
   return {run};
+}
+
+bool detects_nccl_tests_json(const std::string& line) { return line.rfind("{", 0) == 0; }
+
+std::vector<ImportedRun> parse_nccl_tests_json_file(const std::string& path, const std::vector<LogLine>& lines,
+                                                    const ImportOptions& options) {
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  json doc;
+  try {
+    doc = parse_json_unique_keys(all.str());
+  } catch (const std::exception& e) {
+    throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("results"))
+    throw ImportError(path, lines.empty() ? 0 : lines.front().number,
+                      "JSON without a 'results' list: not nccl-tests -J output");
+  return parse_nccl_tests_json(path, doc, options);
 }
 
 }  // namespace gpucal::calibration

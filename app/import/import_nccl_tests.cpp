@@ -26,7 +26,7 @@ namespace gpucal::calibration {
 
 namespace {
 
-const std::regex kToolVersion(R"(^#\s*nccl-tests version\s+(\S+))");
+const std::regex kToolVersion(R"(^#\s*(nccl|rccl)-tests version\s+(\S+))");
 const std::regex kStarting(R"(^#\s*Collective test starting:\s*(\S+))");
 const std::regex kThreads(R"(^#\s*nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+)");
 const std::regex kRcclVersion(R"(^rccl-tests:\s*Version\s+(\S+))");
@@ -36,6 +36,8 @@ const std::regex kLibraryLine(R"(^(NCCL version|RCCL version|HIP version|ROCm ve
 const std::regex kCycle(R"(^#\s*Testing\s+(\d+)\s+cycle)");
 const std::regex kFooter(R"(^#\s*(Out of bounds values|Avg bus bandwidth|Collective test concluded)\b)");
 const std::regex kProgram(R"((^|[\s/])[A-Za-z0-9_]+_perf(_mpi)?(\s|$))");
+// "NCCL INFO comm 0x... rank 0 nranks 16 cudaDev 0 ..." / "... rank 0 nRanks 16 nNodes 2 ...".
+const std::regex kInfoRanks(R"(NCCL INFO .*\bn[Rr]anks (\d+))");
 
 struct Block {
   bool in_place = false;
@@ -178,7 +180,12 @@ class TextReader {
     std::smatch m;
     if (std::regex_search(text, m, kToolVersion)) {
       begin_section(index);
-      current(index).tool_version = "nccl-tests " + m[1].str();
+      ImportedRun& r = current(index);
+      r.tool_version = m[1].str() + "-tests " + m[2].str();
+      if (m[1] == "rccl") {
+        r.format = r.impl = "rccl-tests";
+        r.backend = "hip";
+      }
     } else if (std::regex_search(text, m, kStarting)) {
       if (run_ && (has_rows_ || seen_threads_ || !run_->program.empty())) finish_run(index);
       current(index).program = m[1];
@@ -210,6 +217,7 @@ class TextReader {
       if (run_ && has_rows_) finish_run(index);
       current(index);
       table_ = parse_layout(path_, line, group_line_);
+      columns_ = {table_->redop >= 0, table_->root >= 0};
       if (table_->cputime) run_->notes.push_back("times are CPU time (-C 1), not GPU time");
     } else if (!text.empty() && text[0] == '#') {
       if (text.find("in-place") != std::string::npos)
@@ -221,7 +229,42 @@ class TextReader {
       table_end_ = index + 1;
     } else if (!trim(text).empty()) {
       ++skipped_;
+      note_info_nranks(text);
     }
+  }
+
+  // NCCL INFO lines name the communicator's rank count; two different counts say nothing.
+  void note_info_nranks(const std::string& text) {
+    std::smatch m;
+    if (!std::regex_search(text, m, kInfoRanks)) return;
+    const auto n = parse_integer(m[1]);
+    if (!n || *n < 1 || *n > kMaxRanks) return;
+    info_nranks_ = info_nranks_ == 0 || info_nranks_ == *n ? static_cast<int>(*n) : -1;
+  }
+
+  // The rank count the log gives before the topology is resolved (the collective may need it).
+  int nranks_hint(ImportedRun& run) const {
+    if (rank_list_complete(run.ranks)) return static_cast<int>(run.ranks.size());
+    if (info_nranks_ > 0) {
+      run.nranks = info_nranks_;
+      run.nranks_from = "NCCL INFO line ('nranks')";
+      return info_nranks_;
+    }
+    if (options_.nranks) return *options_.nranks;
+    return parse_launcher(run.command_line).nranks.value_or(0);
+  }
+
+  // The program's name where the log gives one, else the table's own evidence.
+  void name_collective(ImportedRun& run, bool named_by_header) {
+    run.collective = collective_from_program(run.program);
+    if (!run.collective.empty()) {
+      run.collective_from = named_by_header ? "'# Collective test starting' line" : "command line";
+    } else if (run.program.find("alltoallv") != std::string::npos) {
+      throw ImportError(path_, run.first_line, "alltoallv_perf has no fixed size convention; not imported");
+    } else if (!run.program.empty()) {
+      throw ImportError(path_, run.first_line, "'" + run.program + "' is not an nccl-tests collective");
+    }
+    settle_collective(run, columns_, options_, nranks_hint(run));
   }
 
   void parse_thread_header(ImportedRun& run, const LogLine& line) {
@@ -274,6 +317,9 @@ class TextReader {
       p.time_us = time_field({path_, n, "column 'time'"}, t[b.time]);
       p.algbw_gbps = rate_field({path_, n, "column 'algbw'"}, t[b.algbw]);
       p.busbw_gbps = rate_field({path_, n, "column 'busbw'"}, t[b.busbw]);
+      p.time_half_unit = half_unit_of_last_digit(t[b.time]);
+      p.algbw_half_unit = half_unit_of_last_digit(t[b.algbw]);
+      p.busbw_half_unit = half_unit_of_last_digit(t[b.busbw]);
       bool not_validated = false;
       p.wrong = parse_wrong(t[b.wrong], not_validated);
       if (!p.wrong && !not_validated)
@@ -300,6 +346,7 @@ class TextReader {
       if (!seen_threads_ && run.collectives.empty() && run.ranks.empty()) return;  // stray header lines
       throw ImportError(path_, run.first_line, "no data rows follow this run's header");
     }
+    const bool named_by_header = !run.program.empty();
     run.command_line = find_command_line(lines_, previous_end_, run_start_ + 1, kProgram);
     if (run.program.empty() && !run.command_line.empty()) {
       std::smatch m;
@@ -309,21 +356,7 @@ class TextReader {
           break;
         }
     }
-    run.collective = collective_from_program(run.program);
-    if (run.collective.empty()) {
-      if (!options_.collective.empty() && run.program.empty()) {
-        run.collective = options_.collective;
-        run.notes.push_back("collective from --collective (the log names no *_perf program)");
-      } else if (run.program.find("alltoallv") != std::string::npos) {
-        throw ImportError(path_, run.first_line, "alltoallv_perf has no fixed size convention; not imported");
-      } else {
-        throw ImportError(path_, run.first_line,
-                          run.program.empty()
-                              ? "cannot tell which collective this table measured (no '# Collective test "
-                                "starting' line, no *_perf command line); pass --collective NAME"
-                              : "'" + run.program + "' is not an nccl-tests collective");
-      }
-    }
+    name_collective(run, named_by_header);
     if (zero_rows_ > 0)
       run.notes.push_back(std::to_string(zero_rows_) +
                           " zero-byte row(s) skipped (sizes below one element per rank)");
@@ -353,7 +386,7 @@ class TextReader {
     // between two tables), not only after the line that started the next run.
     previous_end_ = std::max(previous_end_, std::min(end_index, table_end_));
     has_rows_ = seen_threads_ = any_not_validated_ = false;
-    zero_rows_ = skipped_ = cycle_ = 0;
+    zero_rows_ = skipped_ = cycle_ = info_nranks_ = 0;
     iterations_ = 0;
     table_.reset();
     group_line_.clear();
@@ -369,6 +402,8 @@ class TextReader {
   std::string group_line_;
   bool has_rows_ = false, seen_threads_ = false, any_not_validated_ = false;
   int zero_rows_ = 0, skipped_ = 0, cycle_ = 0;
+  int info_nranks_ = 0;  // from NCCL INFO lines; -1 where they disagree
+  TableColumns columns_;
   int64_t iterations_ = 0;
   std::vector<ImportedRun> runs_;
 };
@@ -378,6 +413,12 @@ class TextReader {
 std::vector<ImportedRun> parse_nccl_tests_text(const std::string& path, const std::vector<LogLine>& lines,
                                                const ImportOptions& options) {
   return TextReader(path, lines, options).read();
+}
+
+bool detects_nccl_tests_text(const std::string& line) {
+  static const std::regex kStart(
+      R"(^(#\s*nThread\s|#\s*nccl-tests version|#\s*rccl-tests version|#\s*Collective test starting:|rccl-tests:\s*Version|#\s+size\s+count\s+type))");
+  return std::regex_search(line, kStart);
 }
 
 std::string collective_from_program(const std::string& program) {

@@ -65,6 +65,17 @@ std::string number_token(const FieldAt& at, const nlohmann::json& value) {
   return value.dump();
 }
 
+double half_unit_of_last_digit(const std::string& token) {
+  const auto e = token.find_first_of("eE");
+  const std::string mantissa = token.substr(0, e);
+  const auto dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  const int exponent = e == std::string::npos ? 0 : static_cast<int>(parse_integer(token.substr(e + 1)).value_or(0));
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
+Printed printed(double value, const std::string& token) { return {value, half_unit_of_last_digit(token)}; }
+
 bool is_integer_token(const std::string& token) {
   const std::size_t first = !token.empty() && (token[0] == '-' || token[0] == '+') ? 1 : 0;
   if (first == token.size()) return false;

@@ -40,6 +40,19 @@ int64_t whole_field(const FieldAt& at, const std::string& token, int64_t min, in
 // A JSON value as the token it was printed as; throws when it is not a number.
 std::string number_token(const FieldAt& at, const nlohmann::json& value);
 
+// A number as printed stands for an interval: its value plus or minus half a unit of its last
+// printed digit ("0.05" is [0.045, 0.055], "80922" is [80921.5, 80922.5], "1.2e+05" is
+// [1.15e5, 1.25e5]). Consistency checks between printed numbers (algbw = S/t, busbw = algbw x
+// factor) compare such intervals, so a table as printed is never refused for its rounding.
+struct Printed {
+  double value = 0;
+  double half_unit = 0;  // 0: an exact value (computed, not printed)
+  double low() const { return value - half_unit; }
+  double high() const { return value + half_unit; }
+};
+double half_unit_of_last_digit(const std::string& token);
+Printed printed(double value, const std::string& token);
+
 // Whether a token is an integer as written ("64", "-5", "99999999999999999999"), whatever its
 // range: such a first token makes a line a table row, to be read or refused, never skipped.
 bool is_integer_token(const std::string& token);

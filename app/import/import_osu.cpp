@@ -251,6 +251,11 @@ void finish_run(ImportedRun& run, const Kind& kind, const std::string& dtype, co
 
 }  // namespace
 
+bool detects_osu(const std::string& line) {
+  static const std::regex kOsu(R"(^#\s*OSU\s)");
+  return std::regex_search(line, kOsu);
+}
+
 std::vector<ImportedRun> parse_osu(const std::string& path, const std::vector<LogLine>& lines,
                                    const ImportOptions& options) {
   std::vector<ImportedRun> runs;

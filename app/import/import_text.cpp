@@ -18,6 +18,10 @@ namespace {
 // "[1,0]<stdout>:" (Open MPI --tag-output), "0: " (srun -l), "2026-02-16T10:00:02.000000000Z "
 // (kubectl logs --timestamps). Applied in that order, at most once each.
 const std::regex kTagOutput(R"(^\s*\[\d+,(\d+)\]<(stdout|stderr)>:\s?)");
+// Open MPI forwards each rank's output in chunks and tags every chunk, so a tag also lands in
+// the middle of a line where two ranks' output interleaved ("... -1[1,0]<stdout>:    85.70"):
+// removed wherever it stands (only the tag: the spaces around it separate the columns).
+const std::regex kTagInside(R"(\[\d+,\d+\]<(stdout|stderr)>:)");
 const std::regex kSrunLabel(R"(^\s{0,3}(\d+): )");
 const std::regex kTimestamp(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\s)");
 
@@ -49,6 +53,7 @@ std::vector<LogLine> read_log_lines(const std::string& path) {
       line.tag_rank = static_cast<int>(*parse_integer(m[1]));
       raw = m.suffix();
     }
+    if (raw.find("]<std") != std::string::npos) raw = std::regex_replace(raw, kTagInside, "");
     // Indentation (a log pasted into Markdown or reStructuredText) carries no meaning.
     const auto first = raw.find_first_not_of(" \t");
     line.text = first == std::string::npos ? "" : raw.substr(first);
@@ -168,6 +173,23 @@ LauncherCounts parse_launcher(const std::string& command_line) {
     if (!n || *n < 1 || *n > kMaxRanks) return std::nullopt;
     return static_cast<int>(*n);
   };
+  // An nccl-tests program started with no launcher is one process: -t threads x -g GPUs ranks, on
+  // one node (the defaults are 1 and 1).
+  static const std::regex kPerfProgram(R"(_perf(_mpi)?$)");
+  if (std::regex_search(launcher, kPerfProgram)) {
+    int64_t threads = 1, gpus = 1;
+    for (std::size_t i = 1; i < t.size(); ++i) {
+      for (const char* f : {"-t", "--nthreads"})
+        if (auto v = as_int(value_of(i, f))) threads = *v;
+      for (const char* f : {"-g", "--ngpus"})
+        if (auto v = as_int(value_of(i, f))) gpus = *v;
+    }
+    if (threads * gpus <= kMaxRanks) {
+      c.nranks = c.ranks_per_node = static_cast<int>(threads * gpus);
+      c.nnodes = 1;
+    }
+    return c;
+  }
   for (std::size_t i = 1; i < t.size(); ++i) {
     if (slurm) {
       for (const char* f : {"-n", "--ntasks"})

@@ -1,6 +1,7 @@
 // Line-level helpers of the log importers: reading a log with the prefixes launchers add
-// (mpirun --tag-output "[1,0]<stdout>:", srun -l "0: ", kubectl --timestamps) removed, strict
-// number parsing, and the command line of a run with the rank/node counts its launcher names.
+// (mpirun --tag-output "[1,0]<stdout>:" at a line's start or inside it, srun -l "0: ", kubectl
+// --timestamps) removed, strict number parsing, and the command line of a run with the
+// rank/node counts its launcher names.
 #pragma once
 
 #include <cstdint>

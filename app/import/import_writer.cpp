@@ -196,6 +196,8 @@ json source_json(const ImportedRun& run, int rows) {
           {"program", run.program},
           {"command_line", run.command_line},
           {"collective", run.collective},
+          {"collective_from", run.collective_from},
+          {"table_candidates", run.table_candidates},
           {"p2p_pattern", run.p2p_pattern},
           {"hardware_lines", run.hardware_lines},
           {"ranks", ranks},

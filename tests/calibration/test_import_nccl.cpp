@@ -305,9 +305,9 @@ TEST(ImportNcclTests, MalformedLogsNameTheFileAndLine) {
   EXPECT_NE(error_of(log).find("does not match size/time"), std::string::npos) << error_of(log);
   // Not a log at all.
   EXPECT_NE(error_of("hello\nworld\n").find("bad.txt:1: unknown log format"), std::string::npos);
-  // A table whose collective nothing names.
-  EXPECT_NE(error_of(nccl_column_header() + nccl_row({4096, 1024, "float", "sum", -1, 20, 20, 1.0}))
-                .find("--collective"),
+  // A table whose collective nothing names fits both allgather and alltoall.
+  EXPECT_NE(error_of(nccl_column_header() + nccl_row({4096, 128, "float", "none", -1, 20, 20, 0.875}))
+                .find("allgather or alltoall"),
             std::string::npos);
   // An unknown column in the header.
   EXPECT_NE(

@@ -127,8 +127,11 @@ TEST(ImportFixtures, NumbersThatAreNoLabelOrCountAreText) {
 }
 
 TEST(ImportFixtures, FixturesWithoutTheFactsRefuseWithTheFlagToPass) {
-  for (const auto& [name, flag] : std::map<std::string, std::string>{
-           {"nccl_h100_aws_p5_efa_2x8", "--collective"}, {"nccl_t4_aws_g4dn_efa_2x1", "--collective"}}) {
+  // No *_perf command line: the collective comes from the table (redop sum, root -1, S = count x 4).
+  const auto t4 = import_log(fixture("nccl_t4_aws_g4dn_efa_2x1"), {});
+  EXPECT_EQ(t4[0].collective, "allreduce");
+  EXPECT_EQ(t4[0].collective_from.rfind("the table: ", 0), 0u) << t4[0].collective_from;
+  for (const auto& [name, flag] : std::map<std::string, std::string>{{"nccl_h100_aws_p5_efa_2x8", "--ranks-per-node"}}) {
     try {
       import_log(fixture(name), {});
       ADD_FAILURE() << name << " imported without " << flag;

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
 #include "app/export/export_registry.h"
+#include "app/import/import_formats.h"
 #include "app/run/suites.h"
 #include "bench_attention/attention_impls.h"
 #include "bench_collectives/collective_list.h"
@@ -93,6 +95,34 @@ TEST(Registries, ExportTargets) {
     if (std::filesystem::exists(sources / "core")) EXPECT_TRUE(std::filesystem::exists(test)) << t.name << ": no " << test;
   }
   std::filesystem::remove_all(dir);
+}
+
+// Every import format has help, a rule and a reader, and a sample it recognizes and reads: a
+// public log of tests/fixtures/comm_logs or a hand-written one in tests/fixtures/import_formats.
+TEST(Registries, ImportFormats) {
+  const std::map<std::string, std::string> samples{
+      {"nccl-tests", "tests/fixtures/comm_logs/nccl_l40s_tcp_2x1.log"},
+      {"osu", "tests/fixtures/comm_logs/osu_bw_alps_slingshot_ompi.log"},
+      {"nccl-tests-json", "tests/fixtures/import_formats/nccl-tests-json.json"},
+      {"csv", "tests/fixtures/import_formats/csv.csv"}};
+  const std::filesystem::path sources(GPUCAL_SOURCE_DIR);
+  for (const auto& f : calibration::import_formats()) {
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    ASSERT_NE(f.detects, nullptr) << f.name;
+    ASSERT_NE(f.parse, nullptr) << f.name;
+    EXPECT_EQ(calibration::check_import_format(std::string(f.name)), "") << f.name;
+    const auto sample = samples.find(std::string(f.name));
+    ASSERT_NE(sample, samples.end()) << f.name << ": no sample to import (add one above)";
+    if (!std::filesystem::exists(sources / "core")) continue;  // the build was carried away
+    calibration::ImportOptions options;
+    options.ranks_per_node = 8;
+    const auto detected = calibration::import_log((sources / sample->second).string(), options);
+    options.format = std::string(f.name);
+    const auto named = calibration::import_log((sources / sample->second).string(), options);
+    EXPECT_FALSE(detected.empty()) << f.name;
+    EXPECT_EQ(detected.size(), named.size()) << f.name << ": detection chose another format";
+  }
+  EXPECT_NE(calibration::check_import_format("ncl-tests").find("did you mean 'nccl-tests'"), std::string::npos);
 }
 
 TEST(Registries, SuitesAndPresets) {
