@@ -85,7 +85,7 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   for (const auto& [flag, path] : {std::pair{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}})
     calibration::refuse_output_over_inputs(flag, path, {o.results_dir}, false);
   calibration::refuse_shared_outputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}});
-  const calibration::ResultsDir results = calibration::load_results_dir(o.results_dir);
+  const calibration::ResultsDir results = calibration::load_results_dir(o.results_dir, /*allow_suspect=*/true);
   const fleet::RunIdentity who = fleet::identity_of(results);
   const Expectations e = resolve_expectations(o.expect, who.device_name, who.backend);
   const std::vector<CheckLine> lines = check_metrics(fleet::metrics_of(results), e);

@@ -47,7 +47,7 @@ MetricSet folder_metrics(const fs::path& folder, Statistic statistic, RunIdentit
     return {};
   }
   try {
-    const calibration::ResultsDir results = calibration::load_results_dir(folder.string());
+    const calibration::ResultsDir results = calibration::load_results_dir(folder.string(), /*allow_suspect=*/true);
     for (const auto& w : results.warnings) warnings.push_back(w);
     if (identity) *identity = identity_of(results);
     return metrics_of(results, statistic);

@@ -10,7 +10,9 @@
 //                                 at its smallest, both ranks on one node
 //   internode_bw_gbps, internode_latency_us   the same with the ranks on two nodes (one rank per
 //                                 node: one GPU and, on rail-optimised clusters, one NIC)
-// Only ok rows count. Each figure is the row's own (from its median time), or with
+// Only ok rows count, suspect ones included (the operator's verbs read folders with
+// allow_suspect: a node whose timings other work preempted is what a fleet check looks for,
+// not a row to drop). Each figure is the row's own (from its median time), or with
 // Statistic::best from its fastest sample (time_us_min): on an oversubscribed machine other load
 // stretches samples at random, while a rate-limited link or a throttled node is slow in every one.
 #pragma once

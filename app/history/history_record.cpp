@@ -47,7 +47,7 @@ Recording recording_of(const fleet::FleetDir& f, const fleet::Diagnosis& d, cons
 }
 
 Recording recording_of_results(const std::string& results_dir, const std::string& cluster) {
-  const calibration::ResultsDir results = calibration::load_results_dir(results_dir);
+  const calibration::ResultsDir results = calibration::load_results_dir(results_dir, /*allow_suspect=*/true);
   const fleet::RunIdentity who = fleet::identity_of(results);
   Recording r;
   r.run = {0, who.start_time, who.git_commit, "", cluster, absolute(results_dir)};

@@ -122,7 +122,7 @@ void calibration_section(const RunRecord& r, std::ostream& s) {
   const json& c = r.calibration;
   for (const auto& [dtype, t] : member(member(c, "compute"), "gemm").items())
     s << "- GEMM " << dtype << ": best " << number(t["best_tflops"].get<double>()) << " TFLOP/s ("
-      << t.value("regime", "") << ", `" << t.value("best_point", "") << "`)\n";
+      << text_of(t, "regime", "") << ", `" << text_of(t, "best_point", "") << "`)\n";
   if (const auto bw = memory_bandwidth_gbps(c, ExportSettings{}))
     s << "- memory bandwidth: " << number(bw->value) << " GB/s (" << bw->source << ")\n";
   for (const char* dtype : {"fp32", "fp16", "bf16"})
@@ -135,11 +135,11 @@ void calibration_section(const RunRecord& r, std::ostream& s) {
     << "| --- | --- | ---: | ---: | ---: | ---: | --- |\n";
   for (const json& g : collectives) {
     const json& ab = member(g, "alpha_beta");
-    s << "| " << g.value("collective", "") << " | " << g.value("dtype", "") << " | " << g.value("nranks", 0)
+    s << "| " << text_of(g, "collective", "") << " | " << text_of(g, "dtype", "") << " | " << g.value("nranks", 0)
       << " | " << g.value("nnodes", 0) << " | "
       << (ab.contains("alpha_us") ? number(ab["alpha_us"].get<double>()) : "-") << " | "
       << (ab.contains("beta_gbps") ? number(ab["beta_gbps"].get<double>()) : "-") << " | "
-      << member(g, "best").value("form", "-") << " |\n";
+      << text_of(member(g, "best"), "form", "-") << " |\n";
   }
 }
 

@@ -16,6 +16,11 @@ const json& member(const json& j, const char* key) {
   return j.is_object() && j.contains(key) ? j[key] : empty;
 }
 
+std::string text_of(const json& j, const char* key, const std::string& fallback) {
+  const json& v = member(j, key);
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
 std::string percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.2g%%" : "%.0f%%", 100 * fraction);
@@ -55,10 +60,10 @@ bool computed(const json& error) {
 
 std::string group_name(const json& g, bool collective) {
   if (collective)
-    return g.value("collective", "?") + " " + g.value("dtype", "?") + " n" +
+    return text_of(g, "collective", "?") + " " + text_of(g, "dtype", "?") + " n" +
            std::to_string(g.value("nranks", 0)) +
            (g.value("nnodes", 1) > 1 ? " on " + std::to_string(g.value("nnodes", 0)) + " nodes" : "");
-  return g.value("pattern", "?") + " " + g.value("link_class", "?");
+  return text_of(g, "pattern", "?") + " " + text_of(g, "link_class", "?");
 }
 
 // The first peak_source of `dtype`'s rows in a bench CSV ("" when none).
@@ -101,7 +106,7 @@ std::vector<FitVerdict> fit_verdicts(const json& calibration) {
       const json& base = member(g, "baseline_loglog").value("heldout", json());
       if (!computed(held) || !computed(base)) continue;
       FitVerdict v{.group = group_name(g, collective),
-                   .form = held.value("form", best.value("form", std::string("-"))),
+                   .form = text_of(held, "form", text_of(best, "form", "-")),
                    .sizes = static_cast<int>(member(g, "points").size()),
                    .fit_pct = held["mape_pct"].get<double>(),
                    .loglog_pct = base["mape_pct"].get<double>()};
@@ -122,10 +127,10 @@ std::vector<PeakVerdict> peak_verdicts(const json& calibration, const std::strin
                    .best = number_or_zero(t, "best_tflops"),
                    .peak = number_or_zero(t, "peak_tflops")});
   for (const json& a : member(compute, "attention")) {
-    PeakVerdict v{.figure = "attention " + a.value("dtype", "?") + " " + a.value("pass", "?") + " head dim " +
+    PeakVerdict v{.figure = "attention " + text_of(a, "dtype", "?") + " " + text_of(a, "pass", "?") + " head dim " +
                             std::to_string(a.value("head_dim", 0)),
                   .unit = "TFLOP/s",
-                  .peak_source = peak_source(csv("attention.csv"), a.value("dtype", ""))};
+                  .peak_source = peak_source(csv("attention.csv"), text_of(a, "dtype", ""))};
     for (const json& s : member(a, "by_seq"))
       if (number_or_zero(s, "tflops") > v.best) {
         v.best = number_or_zero(s, "tflops");
@@ -138,7 +143,7 @@ std::vector<PeakVerdict> peak_verdicts(const json& calibration, const std::strin
   for (const auto& [dtype, v] : member(memory, "vector").items())
     out.push_back({.figure = "vector " + dtype,
                    .unit = "TFLOP/s",
-                   .peak_source = v.value("peak_source", ""),
+                   .peak_source = text_of(v, "peak_source", ""),
                    .best = number_or_zero(v, "best_tflops"),
                    .peak = number_or_zero(v, "peak_tflops")});
   if (number_or_zero(memory, "device_bandwidth_gbps") > 0) {

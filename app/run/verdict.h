@@ -41,6 +41,10 @@ std::vector<std::string> verdict_lines(const RunRecord& record);
 // loop it is iterated in (json::value returns a copy).
 const nlohmann::json& member(const nlohmann::json& j, const char* key);
 
+// j[key] when it is a string, else `fallback`: a calibration's fields may be null (a group of
+// one size has no best form), and json::value throws on a null it was asked a string of.
+std::string text_of(const nlohmann::json& j, const char* key, const std::string& fallback);
+
 std::string percent(double fraction);  // "12.3%", "0.61%"
 std::string number(double value);      // 4 significant digits
 std::string error_pct(double pct);     // "49.2%": 3 significant digits
