@@ -10,6 +10,7 @@
 
 #include "app/common/csv_table.h"
 #include "app/common/process_spread.h"
+#include "app/run/bench_runner.h"
 #include "app/run/run_suite.h"
 #include "core/output/csv_format.h"
 #include "core/output/csv_sink.h"
