@@ -36,7 +36,7 @@ struct GemmImpl {
 };
 
 const std::vector<GemmImpl>& gemm_impls();
-// "auto" is the backend's library; UsageError for an unknown name, a library of another backend
+// "auto" is the backend's first row; UsageError for an unknown name, a library of another backend
 // or one this build lacks (decided before any library is loaded).
 const GemmImpl& resolve_gemm_impl(std::string_view name, const Backend& backend);
 

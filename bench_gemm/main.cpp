@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
     auto* set = app.add_option("--set", opt.set, "built-in shape set: square, llm, deepbench, align");
     set->excludes(m)->excludes(n)->excludes(k)->excludes(shapes);
     app.add_flag("--list", opt.list, "print the shapes (of --set, or of the axes) and exit without running");
-    app.add_option("--impl", opt.impl, "auto (the backend's library) or one of:\n" + registry::help_lines(gemm_impls()))
+    app.add_option("--impl", opt.impl, "auto (the backend's first library below) or one of:\n" + registry::help_lines(gemm_impls()))
         ->capture_default_str();
     add_number(app, "--workspace", opt.workspace_bytes, "library workspace bytes (default: the library's, 32 MiB on Hopper, 4 MiB elsewhere)",
                {.min = 0, .max = 1099511627776.0});

@@ -1,9 +1,11 @@
-// STREAM kernels (copy, scale, add, triad) and the read-only reduction on GPUs: grid-stride
-// loops over 16-byte vectors (4 fp32 or 8 16-bit elements per thread per step), fp32
-// arithmetic; `read` gives each partial sum (kernel_table.h) one block.
+// STREAM kernels (copy, the element-wise formulas of core/formulas/stream_ops.h) and the
+// read-only reduction on GPUs: grid-stride loops over 16-byte vectors (4 fp32 or 8 16-bit
+// elements per thread per step), fp32 arithmetic; `read` gives each partial sum
+// (kernel_table.h) one block.
 #pragma once
 
 #include "bench_memory/gpu_common.cuh"
+#include "core/formulas/stream_ops.h"
 
 namespace gpucal::memory::GPUCAL_GPU_NS::detail {
 
@@ -15,17 +17,20 @@ __global__ void __launch_bounds__(kThreads) copy_kernel(const uint8_t* src, uint
   for (int64_t i = 16 * vecs + global_thread(); i < bytes; i += grid_threads()) dst[i] = src[i];
 }
 
-// op: 0 scale (out = q*x), 1 add (out = x + y), 2 triad (out = x + q*y).
-template <typename S, int op>
+// out = op(x, y, q) per element (core/formulas/stream_ops.h); y is read only by two-operand
+// ops. out may be x or y (in place): each element is read before it is written, by the same
+// thread.
+template <typename S, typename Op>
 __global__ void __launch_bounds__(kThreads)
     stream_kernel(const typename S::T* x, const typename S::T* y, typename S::T* out, float q, int64_t n) {
   constexpr int V = kVec<S>;
+  const Op op;
   for (int64_t i = global_thread() * V; i < n; i += grid_threads() * V) {
     float a[V], b[V];
     load_vec<S>(x, i, n, a);
-    if (op != 0) load_vec<S>(y, i, n, b);
+    if (Op::inputs > 1) load_vec<S>(y, i, n, b);
 #pragma unroll
-    for (int k = 0; k < V; ++k) a[k] = op == 0 ? q * a[k] : op == 1 ? a[k] + b[k] : a[k] + q * b[k];
+    for (int k = 0; k < V; ++k) a[k] = op(a[k], Op::inputs > 1 ? b[k] : 0.0f, q);
     store_vec<S>(out, i, n, a);
   }
 }
@@ -62,21 +67,16 @@ inline void launch_stream(const LaunchArgs& a, int sms) {
     using S = decltype(s);
     using T = typename S::T;
     const unsigned grid = grid_for(n / kVec<S> + 1, sms);
-    switch (a.kernel) {
-      case Kernel::scale:
-        stream_kernel<S, 0><<<grid, kThreads, 0, st>>>(arg<const T>(a, 0), nullptr, arg<T>(a, 1), a.s.q, n);
-        break;
-      case Kernel::add:
-        stream_kernel<S, 1><<<grid, kThreads, 0, st>>>(arg<const T>(a, 0), arg<const T>(a, 1), arg<T>(a, 2), a.s.q, n);
-        break;
-      case Kernel::triad:
-        stream_kernel<S, 2><<<grid, kThreads, 0, st>>>(arg<const T>(a, 0), arg<const T>(a, 1), arg<T>(a, 2), a.s.q, n);
-        break;
-      case Kernel::read:
-        read_kernel<S><<<static_cast<unsigned>(read_slots(n)), kThreads, 0, st>>>(arg<const T>(a, 0), arg<float>(a, 1), n,
-                                                                                  read_chunk(n));
-        break;
-      default: throw std::logic_error("launch_stream: not a STREAM kernel");
+    if (a.kernel == Kernel::read) {
+      read_kernel<S><<<static_cast<unsigned>(read_slots(n)), kThreads, 0, st>>>(arg<const T>(a, 0), arg<float>(a, 1), n,
+                                                                                read_chunk(n));
+    } else {
+      const StreamOperands o = stream_operands(kernel_desc(a.kernel));
+      const T* y = o.y < 0 ? nullptr : arg<const T>(a, o.y);
+      const bool launched = with_stream_op(a.kernel, [&](auto op) {
+        stream_kernel<S, decltype(op)><<<grid, kThreads, 0, st>>>(arg<const T>(a, o.x), y, arg<T>(a, o.out), a.s.q, n);
+      });
+      if (!launched) throw std::logic_error("launch_stream: not a STREAM kernel");
     }
     GPU_CHECK_LAUNCH();
   });

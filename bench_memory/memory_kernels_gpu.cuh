@@ -23,9 +23,8 @@ void gpu_check_supported(Kernel k, DType t) {
 size_t gpu_workspace_bytes(const LaunchArgs& a, int sms) { return detail::norm_workspace_bytes(a, sms); }
 
 void gpu_launch(const LaunchArgs& a, int sms) {
+  if (kernel_desc(a.kernel).family == Family::stream) return detail::launch_stream(a, sms);
   switch (a.kernel) {
-    case Kernel::copy: case Kernel::scale: case Kernel::add: case Kernel::triad: case Kernel::read:
-      return detail::launch_stream(a, sms);
     case Kernel::fma_chain: return detail::launch_fma_chain(a, sms);
     case Kernel::layernorm_fwd: case Kernel::layernorm_bwd: case Kernel::rmsnorm_fwd: case Kernel::rmsnorm_bwd:
       return detail::launch_norm(a, sms);
@@ -34,6 +33,7 @@ void gpu_launch(const LaunchArgs& a, int sms) {
     case Kernel::gelu_fwd: case Kernel::gelu_bwd: case Kernel::swiglu_fwd: case Kernel::swiglu_bwd:
     case Kernel::residual_add: case Kernel::dropout_residual_add: case Kernel::adamw_step:
       return detail::launch_elementwise(a, sms);
+    default: break;
   }
   throw std::logic_error("gpu_launch: unknown kernel");
 }

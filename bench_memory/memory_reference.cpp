@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bench_memory/op_math.h"
+#include "core/formulas/stream_ops.h"
 #include "core/backend/element_convert.h"
 
 namespace gpucal::memory {
@@ -61,20 +62,36 @@ struct Out {
   }
 };
 
+// A number standing for the absolute sum of the terms it is made of: a formula evaluated on
+// it gives the scale its rounding errors are measured against, whatever its signs.
+struct TermMagnitude {
+  double v;
+  TermMagnitude(double x) : v(std::fabs(x)) {}  // implicit: literals in a formula convert
+  friend TermMagnitude operator+(TermMagnitude a, TermMagnitude b) { return a.v + b.v; }
+  friend TermMagnitude operator-(TermMagnitude a, TermMagnitude b) { return a.v + b.v; }
+  friend TermMagnitude operator*(TermMagnitude a, TermMagnitude b) { return a.v * b.v; }
+  friend TermMagnitude operator/(TermMagnitude a, TermMagnitude b) { return a.v / b.v; }
+  TermMagnitude operator-() const { return *this; }
+};
+
+// STREAM element-wise kernels: their functor (core/formulas/stream_ops.h) in fp64. With one
+// operand the value's own size is the scale (magnitude 0); with more, the terms' absolute sum,
+// which a cancellation does not shrink.
+bool stream_unit(const KernelDesc& k, const Scalars& s, const std::vector<HostView>& t, int64_t i, Out out) {
+  const StreamOperands o = stream_operands(k);
+  return with_stream_op(k.id, [&](auto op) {
+    const double x = t[static_cast<size_t>(o.x)].at(i), y = o.y < 0 ? 0.0 : t[static_cast<size_t>(o.y)].at(i);
+    const double q = s.q;
+    const double magnitude = decltype(op)::inputs > 1 ? op(TermMagnitude(x), TermMagnitude(y), TermMagnitude(q)).v : 0.0;
+    out.add(o.out, i, op(x, y, q), magnitude);
+  });
+}
+
 // Elementwise kernels (and STREAM, fma_chain, AdamW): unit = element i.
 void element_unit(const KernelDesc& k, const Scalars& s, const std::vector<HostView>& t, int64_t i, Out out) {
-  const double q = s.q;
+  if (stream_unit(k, s, t, i, out)) return;
   switch (k.id) {
     case Kernel::copy: return out.add(1, i, t[0].at(i), 0, 1, true);
-    case Kernel::scale: return out.add(1, i, q * t[0].at(i), 0);
-    case Kernel::add: {
-      const double a = t[0].at(i), b = t[1].at(i);
-      return out.add(2, i, a + b, std::fabs(a) + std::fabs(b));
-    }
-    case Kernel::triad: {
-      const double b = t[0].at(i), c = t[1].at(i);
-      return out.add(2, i, b + q * c, std::fabs(b) + std::fabs(q * c));
-    }
     case Kernel::fma_chain: {
       // Closed form of K steps of x = x*m + c: m^K x + c (1 + m + ... + m^(K-1)).
       const double m = s.fma_m, c = s.fma_c, K = s.fma_steps;

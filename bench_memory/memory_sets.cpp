@@ -12,9 +12,11 @@ void add_rows(std::vector<SetPoint>& out, std::initializer_list<Kernel> kernels,
   for (Kernel k : kernels) out.push_back({k, Dims{0, rows, cols}});
 }
 
+// Every STREAM-family row of the kernel table, in its order.
 void add_stream(std::vector<SetPoint>& out, const std::vector<int64_t>& bytes) {
-  for (Kernel k : {K::copy, K::scale, K::add, K::triad, K::read})
-    for (int64_t b : bytes) out.push_back({k, Dims{}, b});
+  for (const KernelDesc& k : kernel_table())
+    if (k.family == Family::stream)
+      for (int64_t b : bytes) out.push_back({k.id, Dims{}, b});
 }
 
 // One layer's elementwise and normalization ops for `tokens` x `hidden`.

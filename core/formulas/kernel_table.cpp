@@ -174,4 +174,14 @@ std::vector<int> output_tensors(const KernelDesc& k) {
   return outs;
 }
 
+StreamOperands stream_operands(const KernelDesc& k) {
+  StreamOperands o;
+  for (size_t i = 0; i < k.tensors.size(); ++i) {
+    const int t = static_cast<int>(i);
+    if (k.tensors[i].access != Access::write) (o.x < 0 ? o.x : o.y) = t;
+    if (k.tensors[i].access != Access::read) o.out = t;
+  }
+  return o;
+}
+
 }  // namespace gpucal::memory

@@ -95,4 +95,12 @@ double fma_chain_flops(int64_t n);
 // Which tensors a kernel writes (Access::write or read_write), in table order.
 std::vector<int> output_tensors(const KernelDesc& k);
 
+// A STREAM element-wise kernel's operands (core/formulas/stream_ops.h), from its row: x and y
+// the first and second tensor it reads (y = -1 when it reads one), out the tensor it writes;
+// out is y itself for a read_write y (in place).
+struct StreamOperands {
+  int x = -1, y = -1, out = -1;
+};
+StreamOperands stream_operands(const KernelDesc& k);
+
 }  // namespace gpucal::memory

@@ -45,7 +45,8 @@ class Communicator {
   virtual void send(const void* buf, size_t count, DType t, int peer) = 0;
   virtual void recv(void* buf, size_t count, DType t, int peer) = 0;
   // Brackets calls that must progress together (NCCL group; MPI: send/recv inside it are
-  // posted nonblocking and completed at group_end).
+  // posted nonblocking and completed at group_end). Inside a group a rank may also send to
+  // and receive from itself, as NCCL and MPI allow (nccl-tests' gather and scatter).
   virtual void group_start() {}
   virtual void group_end() {}
   // A replayable launch of `issue` (CUDA/HIP graph capture on the stream); throws SkipPoint

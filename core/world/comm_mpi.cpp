@@ -232,8 +232,31 @@ class SelfCommunicator : public Communicator {
   void broadcast(const void* s, void* r, size_t n, DType t, int) override { copy(s, r, n, t); }
   void reduce(const void* s, void* r, size_t n, DType t, ReduceOp, int) override { copy(s, r, n, t); }
   void alltoall(const void* s, void* r, size_t n, DType t) override { copy(s, r, n, t); }
-  void send(const void*, size_t, DType, int) override { throw SkipPoint("send/recv needs two ranks"); }
-  void recv(void*, size_t, DType, int) override { throw SkipPoint("send/recv needs two ranks"); }
+  // Only to itself inside a group (gather's root receiving its own block), completed at group_end.
+  void send(const void* buf, size_t count, DType t, int peer) override {
+    check_self(peer);
+    sends_.push_back({const_cast<void*>(buf), count * dtype_bytes(t)});
+  }
+  void recv(void* buf, size_t count, DType t, int peer) override {
+    check_self(peer);
+    receives_.push_back({buf, count * dtype_bytes(t)});
+  }
+  void group_start() override { ++group_depth_; }
+  void group_end() override {
+    if (group_depth_ == 0 || --group_depth_ > 0) return;
+    std::vector<Message> sends, receives;
+    sends.swap(sends_);
+    receives.swap(receives_);
+    if (sends.size() != receives.size())
+      throw std::runtime_error("a group of one rank posted " + std::to_string(sends.size()) + " send(s) and " +
+                               std::to_string(receives.size()) + " receive(s) to itself");
+    for (size_t i = 0; i < sends.size(); ++i) {
+      if (sends[i].bytes != receives[i].bytes)
+        throw std::runtime_error("a receive of " + std::to_string(receives[i].bytes) + " bytes matched a send of " +
+                                 std::to_string(sends[i].bytes));
+      if (sends[i].buf != receives[i].buf) std::memcpy(receives[i].buf, sends[i].buf, sends[i].bytes);
+    }
+  }
   std::function<void()> capture_graph(const std::function<void()>&) override {
     throw SkipPoint("graph launch needs a GPU communicator (nccl/rccl)");
   }
@@ -243,9 +266,18 @@ class SelfCommunicator : public Communicator {
   }
 
  private:
+  struct Message {
+    void* buf;
+    size_t bytes;
+  };
   static void copy(const void* s, void* r, size_t n, DType t) {
     if (s != r) std::memcpy(r, s, n * dtype_bytes(t));
   }
+  void check_self(int peer) const {
+    if (peer != 0 || group_depth_ == 0) throw SkipPoint("send/recv needs two ranks");
+  }
+  int group_depth_ = 0;
+  std::vector<Message> sends_, receives_;
 };
 
 }  // namespace

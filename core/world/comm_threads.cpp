@@ -173,9 +173,12 @@ class ThreadCommunicator : public Communicator {
     if (scratch_.size() < bytes) scratch_.resize(bytes);
     return scratch_.data();
   }
+  // A rank may address itself inside a group, as NCCL and MPI allow (gather's root receives its
+  // own block); outside one its send would wait for a receive it has not posted yet.
   void check_peer(int peer) const {
-    if (peer < 0 || peer >= size() || peer == rank())
-      throw std::invalid_argument("send/recv peer " + std::to_string(peer) + " is not another rank of the group");
+    if (peer < 0 || peer >= size() || (peer == rank() && group_depth_ == 0))
+      throw std::invalid_argument("send/recv peer " + std::to_string(peer) +
+                                  " is not another rank of the group (a rank addresses itself only inside a group)");
   }
   // Receives in order of posting (FIFO per sender, as MPI matches one tag), then waits
   // until every send of this call or group was copied by its receiver.

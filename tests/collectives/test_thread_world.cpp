@@ -227,6 +227,36 @@ TEST(ThreadCommunicator, SendRecvGroupedRingAndBlockingPair) {
   });
 }
 
+// nccl-tests' gather: one group in which every rank sends its block to the root and the root
+// receives every block, its own included (NCCL and MPI take a send/recv to the rank itself
+// inside a group).
+void gather_in_a_group(Communicator& c, int root) {
+  const int r = c.rank(), n = c.size();
+  std::vector<int32_t> mine(4, 100 * r + 1), all(4 * static_cast<size_t>(n), -1);
+  c.group_start();
+  c.send(mine.data(), mine.size(), DType::int32, root);
+  if (r == root)
+    for (int p = 0; p < n; ++p) c.recv(all.data() + 4 * p, 4, DType::int32, p);
+  c.group_end();
+  if (r == root)
+    for (int p = 0; p < n; ++p) EXPECT_EQ(all[4 * static_cast<size_t>(p) + 3], 100 * p + 1);
+}
+
+TEST(ThreadCommunicator, GroupedSendRecvToItselfGathers) {
+  run_team(3, [](std::shared_ptr<World> w) {
+    auto comm = make_host_communicator(w);
+    for (int root : {0, 2}) gather_in_a_group(*comm, root);
+  });
+  // One rank: the threads communicator and the single-process one (no MPI world).
+  run_team(1, [](std::shared_ptr<World> w) {
+    gather_in_a_group(*make_thread_communicator(w), 0);
+    auto self = make_mpi_communicator(w);
+    gather_in_a_group(*self, 0);
+    std::vector<int32_t> buf(4);
+    EXPECT_THROW(self->send(buf.data(), 4, DType::int32, 0), std::exception);  // outside a group
+  });
+}
+
 TEST(ThreadCommunicator, MismatchedMessageSizeIsAnError) {
   run_team(2, [](std::shared_ptr<World> w) {
     auto comm = make_host_communicator(w);

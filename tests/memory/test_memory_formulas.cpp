@@ -5,6 +5,7 @@
 
 #include "bench_memory/cache_levels.h"
 #include "core/formulas/kernel_table.h"
+#include "core/formulas/stream_ops.h"
 #include "bench_memory/memory_point.h"
 #include "bench_memory/memory_sets.h"
 #include "core/errors.h"
@@ -40,6 +41,36 @@ TEST(MemoryFormulas, StreamCountsStreamsBytes) {
     EXPECT_EQ(moved("fma_chain", d, t), 2 * n * s);
     EXPECT_EQ(working_set_bytes(find_kernel("triad"), d, t), 3 * n * s);
   }
+}
+
+// The STREAM walk: every STREAM row but copy and read has a functor in stream_ops.h that
+// reads as many tensors as its row (n elements each) and writes one.
+TEST(MemoryFormulas, StreamRowsHaveTheirFormula) {
+  int with_formula = 0;
+  for (const KernelDesc& k : kernel_table()) {
+    if (k.family != Family::stream) continue;
+    const StreamOperands o = stream_operands(k);
+    int reads = 0;
+    for (const TensorSpec& t : k.tensors) reads += t.access != Access::write;
+    const bool found = with_stream_op(k.id, [&](auto op) {
+      EXPECT_EQ(decltype(op)::inputs, reads) << k.name;
+      EXPECT_EQ(output_tensors(k).size(), 1u) << k.name;
+      for (const TensorSpec& t : k.tensors) EXPECT_EQ(t.extent, Extent::n) << k.name;
+    });
+    EXPECT_EQ(found, k.id != Kernel::copy && k.id != Kernel::read) << k.name;
+    EXPECT_GE(o.x, 0) << k.name;
+    EXPECT_GE(o.out, 0) << k.name;
+    with_formula += found;
+  }
+  EXPECT_GE(with_formula, 3);
+  // The formulas by hand (q = 3); triad's operands are its row's b and c: a = b + q*c.
+  EXPECT_EQ(ScaleOp{}(2.0, 0.0, 3.0), 6.0);
+  EXPECT_EQ(AddOp{}(2.0, 5.0, 3.0), 7.0);
+  EXPECT_EQ(TriadOp{}(2.0, 5.0, 3.0), 17.0);
+  const StreamOperands triad = stream_operands(find_kernel("triad"));
+  EXPECT_EQ(triad.x, 0);
+  EXPECT_EQ(triad.y, 1);
+  EXPECT_EQ(triad.out, 2);
 }
 
 TEST(MemoryFormulas, RowOpsMoveTheirMinimum) {
