@@ -119,6 +119,7 @@ std::string CommFigure::describe() const {
   s << collective << " at " << nranks_asked << " GPUs: " << provenance;
   if (nranks_measured != nranks_asked) s << " (from the measured " << nranks_measured << "-rank group)";
   s << ", " << source;
+  if (!interval.empty()) s << "; " << interval;
   return s.str();
 }
 
@@ -203,6 +204,19 @@ std::string alpha_beta_error(const std::vector<std::pair<double, double>>& curve
   return out.str();
 }
 
+// "90% interval of the model's time: at S1 B lo..hi us, at S2 B lo..hi us (rule)"; "" when the
+// predictions have none.
+std::string interval_text(const std::vector<std::pair<double, CommPrediction>>& at) {
+  std::ostringstream out;
+  out << std::setprecision(4) << "90% interval of the model's time:";
+  for (const auto& [size, p] : at) {
+    if (!p.has_interval) return "";
+    out << " at " << static_cast<int64_t>(size) << " B " << p.lo_us << ".." << p.hi_us << " us ("
+        << p.interval_rule << ")" << (&p == &at.back().second ? "" : ";");
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::optional<CommFigure> collective_figure(const json& calibration, const std::string& collective,
@@ -258,6 +272,7 @@ std::optional<CommFigure> collective_figure(const json& calibration, const std::
   why << "]";
   if (int_or(near, "nranks", 0) == nranks) why << alpha_beta_error(curve, f);
   f.source = why.str();
+  f.interval = interval_text({{s1, p1}, {s2, p2}});
   f.group = json{{"collective", collective}, {"dtype", dtype},         {"nranks", nranks},
                  {"nnodes", q.nnodes},       {"ranks_per_node", q.ranks_per_node}, {"spans_nodes", spans_nodes}};
   return f;
@@ -285,6 +300,14 @@ std::optional<CommFigure> p2p_figure(const json& calibration, int spans_nodes, d
   f.bandwidth_regime = fit->bandwidth_regime;
   f.provenance = "measured";
   f.source = group_label(*best) + ", " + fit->why + (round_trip ? ", round trips halved" : "");
+  const json& interval = best->contains("interval") ? (*best)["interval"] : json();
+  if (interval.is_object() && interval.value("computed", false)) {
+    std::ostringstream text;
+    text << std::setprecision(3) << "90% interval of the group's " << interval.value("form", std::string("?"))
+         << " form between measured sizes: x/" << std::exp(interval["quantile_log"].get<double>())
+         << " at one reference gap (comm_interval.h's rule)";
+    f.interval = text.str();
+  }
   f.group = *best;
   return f;
 }

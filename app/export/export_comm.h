@@ -33,6 +33,8 @@ struct CommFigure {
   bool bandwidth_regime = false;  // fitted on >= 3 sizes >= kBandwidthRegimeBytes (else all sizes)
   std::string provenance;         // measured | interpolated | extrapolated (comm_model.h)
   std::string source;             // the group and the fit, for the notes
+  std::string interval;           // the 90% interval of the model's times the figure was made from
+                                  // (comm_model.h, comm_interval.h), for the notes; "" when none
   nlohmann::json group;           // the communication.collectives[] / p2p[] entry
   std::string describe() const;
 };

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "app/fit/comm_forms.h"
+#include "app/fit/comm_interval.h"
 #include "app/fit/cv_selection.h"
 #include "app/fit/fit.h"
 #include "app/fit/fit_table.h"
@@ -197,6 +198,18 @@ json model_curves(const json& group, const std::vector<SizeTimePoint>& points, d
   return curves;
 }
 
+// The 90% prediction interval of the best form, from its leave-one-out residuals (comm_interval.h).
+json best_form_interval(const json& group, const std::vector<std::pair<std::string, CandidateErrors>>& errors,
+                        const std::vector<SizeTimePoint>& points, double bus_factor) {
+  const json& form = group["best"]["form"];
+  if (!form.is_string())
+    return {{"computed", false}, {"level", kIntervalLevel}, {"reason", "no form was fitted"}};
+  const auto e = std::find_if(errors.begin(), errors.end(), [&](const auto& x) { return x.first == form; });
+  std::vector<double> sizes;
+  for (const auto& p : points) sizes.push_back(p.size_bytes);
+  return fit_interval(form, e == errors.end() ? HeldOutError{} : e->second.loo, sizes, group["regime"], bus_factor);
+}
+
 json fit_group(json group, const std::vector<SizeTimePoint>& points, double bus_factor) {
   json measured = json::array();
   for (const auto& p : points)
@@ -209,6 +222,7 @@ json fit_group(json group, const std::vector<SizeTimePoint>& points, double bus_
   for (const auto& form : comm_form_names()) group[form] = fit_form(form, points, bus_factor, errors);
   group["baseline_loglog"] = baseline_loglog(points);
   group["best"] = choose_best(group, errors, points, bus_factor);
+  group["interval"] = best_form_interval(group, errors, points, bus_factor);
   group["model_curves"] = model_curves(group, points, bus_factor);
   return group;
 }

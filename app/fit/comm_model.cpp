@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "app/fit/comm_forms.h"
+#include "app/fit/comm_interval.h"
 #include "core/formulas/collective_formulas.h"
 
 namespace gpucal::calibration {
@@ -59,16 +60,28 @@ bool inside(const json& g, double size) {
   return size >= lo * (1 - 1e-9) && size <= hi * (1 + 1e-9);
 }
 
-// The median of the group's measured times at `size`, when it was measured.
-std::optional<double> measured_at(const json& g, double size) {
+// The group's measured times at `size`, ascending (empty when it was not measured).
+std::vector<double> measured_times(const json& g, double size) {
   std::vector<double> times;
   for (const auto& p : g["points"])
     if (std::abs(p["size_bytes"].get<double>() - size) <= 1e-9 * size) times.push_back(p["time_us_median"]);
-  if (times.empty()) return std::nullopt;
   std::sort(times.begin(), times.end());
-  const std::size_t n = times.size();
-  return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  return times;
 }
+
+std::string fixed(double v, int digits = 3) {
+  std::ostringstream o;
+  o.precision(digits);
+  o << v;
+  return o.str();
+}
+
+// A 90% interval as log offsets around a time: [t e^-down, t e^up].
+struct Band {
+  bool has = false;
+  double down_log = 0, up_log = 0;
+  std::string rule;
+};
 
 double group_bus_factor(const json& g) {
   return g.value("bus_factor", 1.0);
@@ -76,16 +89,33 @@ double group_bus_factor(const json& g) {
 
 // A group's own time at `size`: measured, its best form inside its sizes, its extension form
 // outside. `form` and `where` say which.
-double own_time_us(const json& g, double size, std::string& form, bool& in_range, bool& measured) {
+// `band` gets its 90% interval (comm_model.h).
+double own_time_us(const json& g, double size, std::string& form, bool& in_range, bool& measured, Band& band) {
   in_range = inside(g, size);
   measured = false;
-  if (auto t = measured_at(g, size)) {
+  if (const std::vector<double> times = measured_times(g, size); !times.empty()) {
+    const std::size_t n = times.size();
+    const double t = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
     form = "measured";
     measured = true;
-    return *t;
+    band = {true, std::log(t / times.front()), std::log(times.back() / t),
+            "the spread of the " + std::to_string(n) + " time(s) measured at this size"};
+    return t;
   }
   form = in_range ? best_form(g) : extension_form(g);
-  return predict_comm_form(form, g[form], size, group_bus_factor(g));
+  const double t = predict_comm_form(form, g[form], size, group_bus_factor(g));
+  const json none;
+  const json& interval = g.contains("interval") ? g["interval"] : none;
+  const IntervalAt at = interval_at(interval, size, t);
+  if (at.computed)
+    band = {true, at.halfwidth_log, at.halfwidth_log,
+            "the group's conformal 90% interval (" + interval.value("form", std::string("?")) + " residuals, w " +
+                fixed(at.multiplier) + (in_range ? "" : ", beyond the measured sizes") + ")"};
+  else
+    band = {false, 0, 0,
+            "none: " + (interval.is_object() ? interval.value("reason", std::string("no interval")) :
+                                               std::string("the calibration has no interval (fit it again)"))};
+  return t;
 }
 
 // The regime line (alpha_us, us per bus byte) that covers `bus_bytes` in a group's regime fit,
@@ -117,13 +147,6 @@ std::optional<Line> regime_line(const json& g, double bus_bytes) {
   l.index = pick;
   l.count = segs.size();
   return l;
-}
-
-std::string fixed(double v, int digits = 3) {
-  std::ostringstream o;
-  o.precision(digits);
-  o << v;
-  return o.str();
 }
 
 // The query with nnodes and ranks_per_node both filled; throws std::invalid_argument for a bad one.
@@ -175,11 +198,12 @@ GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inte
 }
 
 // 1. The group itself: its time at the size; the time in µs, or nullopt when it was not measured.
-std::optional<double> from_own_group(const GroupsByShape& chosen, const CommQuery& q, CommPrediction& out) {
+std::optional<double> from_own_group(const GroupsByShape& chosen, const CommQuery& q, CommPrediction& out,
+                                     Band& band) {
   for (const auto& [k, g] : chosen) {
     if (std::get<0>(k) != q.nranks || std::get<1>(k) != q.nnodes) continue;
     bool in_range = false, measured = false;
-    const double t = own_time_us(*g, q.size_bytes, out.form, in_range, measured);
+    const double t = own_time_us(*g, q.size_bytes, out.form, in_range, measured, band);
     out.groups = {key_of(*g)};
     out.provenance = measured   ? Provenance::measured
                      : in_range ? Provenance::interpolated
@@ -214,7 +238,7 @@ Pool scaling_pool(const GroupsByShape& chosen, const CommQuery& q, bool inter) {
 // 2. Between two measured rank counts: bus bandwidth interpolated in log2 n; the time in µs,
 // or nullopt without a measured count on each side.
 std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, double factor,
-                                          const std::string& tier, CommPrediction& out) {
+                                          const std::string& tier, CommPrediction& out, Band& band) {
   const json *below = nullptr, *above = nullptr;
   for (const json* g : pool.groups) {
     const int64_t n = g->value("nranks", int64_t{0});
@@ -224,8 +248,11 @@ std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, 
   if (!below || !above) return std::nullopt;
   std::string f1, f2;
   bool in1, in2, m1, m2;
-  const double t1 = own_time_us(*below, q.size_bytes, f1, in1, m1);
-  const double t2 = own_time_us(*above, q.size_bytes, f2, in2, m2);
+  Band b1, b2;
+  const double t1 = own_time_us(*below, q.size_bytes, f1, in1, m1, b1);
+  const double t2 = own_time_us(*above, q.size_bytes, f2, in2, m2, b2);
+  band = {b1.has && b2.has, std::max(b1.down_log, b2.down_log), std::max(b1.up_log, b2.up_log),
+          b1.has && b2.has ? "the wider of the two rank counts' intervals" : (b1.has ? b2.rule : b1.rule)};
   const double n1 = below->value("nranks", 2.0), n2 = above->value("nranks", 2.0);
   const double bw1 = q.size_bytes * group_bus_factor(*below) / t1,
                bw2 = q.size_bytes * group_bus_factor(*above) / t2;
@@ -242,7 +269,7 @@ std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, 
 
 // 3. Beyond the measured rank counts: the nearest group's regime lines, alpha scaled; the time in µs.
 double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, const std::string& tier,
-                          CommPrediction& out) {
+                          CommPrediction& out, Band& band) {
   const json* near = nullptr;
   double distance = INFINITY;
   for (const json* g : pool.groups) {
@@ -254,6 +281,17 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   }
   const int64_t n0 = near->value("nranks", int64_t{2});
   const double bus_bytes = q.size_bytes * factor;
+  {
+    std::string f;
+    bool in_range, measured;
+    own_time_us(*near, q.size_bytes, f, in_range, measured, band);
+    const double widen = 1 + distance;
+    band.down_log *= widen;
+    band.up_log *= widen;
+    if (band.has)
+      band.rule = "the interval of " + fixed(static_cast<double>(n0), 6) + " measured ranks x " + fixed(widen) +
+                  " (1 + |log2(n / n_measured)|, a rule: rank extrapolation is not measured); there " + band.rule;
+  }
   Line line;
   std::string form = "regime";
   if (auto l = regime_line(*near, bus_bytes)) {
@@ -328,12 +366,17 @@ CommPrediction CommModel::predict(const CommQuery& query) const {
   const GroupsByShape chosen = candidate_groups(groups_, q, inter, tier);
   CommPrediction out;
   const double factor = bus_factor(q.collective, static_cast<int>(q.nranks));
-  std::optional<double> time_us = from_own_group(chosen, q, out);
+  Band band;
+  std::optional<double> time_us = from_own_group(chosen, q, out, band);
   if (!time_us) {
     const Pool pool = scaling_pool(chosen, q, inter);
-    time_us = between_rank_counts(pool, q, factor, tier, out);
-    if (!time_us) time_us = beyond_rank_counts(pool, q, factor, tier, out);
+    time_us = between_rank_counts(pool, q, factor, tier, out, band);
+    if (!time_us) time_us = beyond_rank_counts(pool, q, factor, tier, out, band);
   }
+  out.has_interval = band.has;
+  out.lo_us = band.has ? *time_us * std::exp(-band.down_log) : *time_us;
+  out.hi_us = band.has ? *time_us * std::exp(band.up_log) : *time_us;
+  out.interval_rule = band.rule;
   out.time_us = *time_us;
   out.time_s = *time_us * 1e-6;
   out.algbw_gbps = q.size_bytes / *time_us / 1e3;

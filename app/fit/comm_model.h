@@ -18,7 +18,14 @@
 //   CommModel model(read_calibration_file("calibration.json"));
 //   CommPrediction p = model.predict({.collective = "allreduce", .nranks = 64, .nnodes = 8,
 //                                     .size_bytes = 256e6});
-//   p.time_s, p.busbw_gbps, to_string(p.provenance), p.method
+//   p.time_s, p.busbw_gbps, to_string(p.provenance), p.method, p.lo_us, p.hi_us
+//
+// Each prediction carries a 90% interval [lo_us, hi_us] (has_interval; interval_rule says how):
+// at a measured size the spread of the times measured there; elsewhere in the group the group's
+// conformal interval (comm_interval.h) around the prediction, widening between sparse sizes,
+// across a regime switch and with the log distance beyond the measured sizes; between two
+// measured rank counts the wider of the two groups' log half-widths; beyond them the nearest
+// group's, multiplied by 1 + |log2(n / n_measured)| (a rule: rank extrapolation is not measured).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +54,9 @@ struct CommPrediction {
   std::string form;                 // the form evaluated, or "measured"
   std::vector<std::string> groups;  // calibration groups used, as "allreduce/fp32/n16/rpn8/nodes2"
   std::string method;               // one sentence: how the number was made
+  bool has_interval = false;        // false when the group has no computed interval
+  double lo_us = 0, hi_us = 0;      // the 90% interval (lo <= time_us <= hi)
+  std::string interval_rule;        // how the interval was made, or why there is none
 };
 
 // A calibration group as the model sees it.

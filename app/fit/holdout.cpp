@@ -41,9 +41,15 @@ std::pair<double, double> mean_and_max(const std::vector<double>& errors) {
   return {sum / static_cast<double>(errors.size()), max_err};
 }
 
-// The error figures of `result` from its predictions: per point, their mean and their maximum.
-void set_errors(HeldOutError& result, const std::vector<double>& predicted, const std::vector<double>& measured) {
+// The error figures of `result` from its predictions at `sizes`: per point (relative and log
+// ratio), their mean and their maximum.
+void set_errors(HeldOutError& result, const std::vector<double>& predicted, const std::vector<double>& measured,
+                const std::vector<double>& sizes) {
   result.abs_rel_err_pct = abs_rel_errors_pct(predicted, measured);
+  result.log_ratio.clear();
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    result.log_ratio.push_back(predicted[i] > 0 ? std::log(predicted[i] / measured[i]) : INFINITY);
+  result.point_sizes_bytes = sizes;
   std::tie(result.mape_pct, result.max_abs_rel_err_pct) = mean_and_max(result.abs_rel_err_pct);
 }
 }  // namespace
@@ -81,7 +87,7 @@ HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit
     measured.push_back(p.time_us);
   }
   try {
-    set_errors(result, fit_and_predict(fit_points, sizes), measured);
+    set_errors(result, fit_and_predict(fit_points, sizes), measured, sizes);
   } catch (const std::exception& e) {
     result.reason_not_computed = std::string("fit on the training sizes failed: ") + e.what();
     return result;
@@ -102,13 +108,14 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
                                  " (needs " + std::to_string(min_fit_sizes + 1) + ")";
     return result;
   }
-  std::vector<double> predicted, measured;
+  std::vector<double> predicted, measured, point_sizes;
   for (double left_out : sizes) {
     std::vector<SizeTimePoint> train;
     std::vector<double> held_sizes;
     for (const auto& p : points) {
       if (p.size_bytes == left_out) {
         held_sizes.push_back(p.size_bytes);
+        point_sizes.push_back(p.size_bytes);
         measured.push_back(p.time_us);
       } else {
         train.push_back(p);
@@ -122,7 +129,7 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
       return result;
     }
   }
-  set_errors(result, predicted, measured);
+  set_errors(result, predicted, measured, point_sizes);
   result.fit_points = static_cast<int>(points.size());
   result.heldout_points = static_cast<int>(measured.size());
   result.heldout_sizes_bytes.assign(sizes.begin(), sizes.end());

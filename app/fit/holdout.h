@@ -27,6 +27,10 @@ struct HeldOutError {
   // |pred - meas| / meas per evaluated point, percent, in a fixed order (the points' order within
   // each held-out size, sizes ascending): two candidates' lists pair up point by point.
   std::vector<double> abs_rel_err_pct;
+  // The same points, signed in log space: ln(predicted / measured), and each point's size
+  // (the conformal intervals of comm_interval.h are made from these).
+  std::vector<double> log_ratio;
+  std::vector<double> point_sizes_bytes;
 };
 
 constexpr int kHoldoutEvery = 3;

@@ -6,6 +6,7 @@
 
 #include "core/formulas/kernel_table.h"
 #include "app/fit/comm_forms.h"
+#include "app/fit/comm_interval.h"
 #include "app/fit/compute_tables.h"
 #include "core/output/row.h"
 
@@ -95,6 +96,12 @@ std::optional<OpCost> OpCoster::measured(const ModelOp& op) const {
   c.method = std::string(best_named ? "the --model run's row for this op" : "a row of the same shape") +
              " (fastest implementation: " + t.get_string(*best, "impl") + ")";
   c.sources.push_back(op.bench() + ".csv:" + std::to_string(t.line_of(*best)) + " " + t.get_string(*best, "point"));
+  if (t.has_column("time_us_p10") && t.has_column("time_us_p90")) {
+    c.lo_us = std::min(c.time_us, t.get_double(*best, "time_us_p10"));
+    c.hi_us = std::max(c.time_us, t.get_double(*best, "time_us_p90"));
+    c.has_interval = true;
+    c.interval_rule = "the row's p10..p90";
+  }
   return c;
 }
 
@@ -246,6 +253,10 @@ std::optional<OpCost> OpCoster::from_comm_model(const ModelOp& op, const model::
   c.provenance = p.provenance;
   c.method = "communication model, " + std::to_string(q.nnodes) + " node(s): " + p.method;
   for (const auto& g : p.groups) c.sources.push_back("calibration communication.collectives " + g);
+  c.has_interval = p.has_interval;
+  c.lo_us = p.lo_us;
+  c.hi_us = p.hi_us;
+  c.interval_rule = p.interval_rule;
   return c;
 }
 
@@ -288,10 +299,25 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
   c.method = "communication.p2p " + (*pick)["pattern"].get<std::string>() + " fit (" + form + ")" +
              (pingpong ? ", half a round trip" : "");
   c.sources.push_back("calibration communication.p2p[pattern=" + (*pick)["pattern"].get<std::string>() + "]." + form);
+  const calibration::IntervalAt at = calibration::interval_at((*pick).value("interval", json()), s, c.time_us);
+  c.has_interval = at.computed;
+  c.lo_us = at.computed ? at.lo_us : c.time_us;
+  c.hi_us = at.computed ? at.hi_us : c.time_us;
+  c.interval_rule = at.computed ? "the p2p group's conformal 90% interval" : "none: the p2p group has no interval";
   return c;
 }
 
 std::optional<OpCost> OpCoster::cost(const ModelOp& op, const model::ParallelLayout& layout, std::string& why) const {
+  std::optional<OpCost> c = cost_point(op, layout, why);
+  if (c && !c->has_interval) {
+    c->lo_us = c->hi_us = c->time_us;
+    if (c->interval_rule.empty()) c->interval_rule = "none: counted at its time";
+  }
+  return c;
+}
+
+std::optional<OpCost> OpCoster::cost_point(const ModelOp& op, const model::ParallelLayout& layout,
+                                           std::string& why) const {
   if (auto m = measured(op)) return m;
   switch (op.kind) {
     case OpKind::gemm:

@@ -12,6 +12,9 @@
 //      communication.p2p's best form for the pattern.
 // Provenance: measured, interpolated (inside the measured range of the table) or
 // extrapolated (outside it: the nearest end's efficiency or bandwidth).
+// Interval (lo_us, hi_us): a measured row's time_us_p10..time_us_p90; a collective's the
+// communication model's 90% interval (comm_model.h); a p2p message's its group's conformal
+// interval (comm_interval.h); none (has_interval false, lo = hi = time) for the compute tables.
 #pragma once
 
 #include <memory>
@@ -33,6 +36,9 @@ struct OpCost {
   Provenance provenance = Provenance::measured;
   std::string method;                // one line: how
   std::vector<std::string> sources;  // rows ("gemm.csv:12 point=...") or calibration paths
+  bool has_interval = false;
+  double lo_us = 0, hi_us = 0;  // lo <= time_us <= hi (both = time_us without an interval)
+  std::string interval_rule;    // how the interval was made, or why there is none
 };
 
 struct CostOptions {
@@ -48,6 +54,8 @@ class OpCoster {
   std::optional<OpCost> cost(const model::ModelOp& op, const model::ParallelLayout& layout, std::string& why) const;
 
  private:
+  std::optional<OpCost> cost_point(const model::ModelOp& op, const model::ParallelLayout& layout,
+                                   std::string& why) const;
   std::optional<OpCost> measured(const model::ModelOp& op) const;
   std::optional<OpCost> from_gemm_table(const model::ModelOp& op, std::string& why) const;
   std::optional<OpCost> from_attention_table(const model::ModelOp& op, std::string& why) const;

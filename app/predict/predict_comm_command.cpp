@@ -7,6 +7,7 @@
 
 #include "app/common/calibration_json.h"
 #include "app/common/results_dir.h"
+#include "app/fit/comm_interval.h"
 #include "core/driver/flag_checks.h"
 #include "core/driver/sweep.h"
 #include "core/formulas/collectives.h"
@@ -25,8 +26,12 @@ nlohmann::json load_calibration(const std::string& source) {
 }
 
 nlohmann::json prediction_json(const CommQuery& q, const CommPrediction& p) {
+  nlohmann::json interval = nullptr;
+  if (p.has_interval)
+    interval = {{"level", kIntervalLevel}, {"lo_s", p.lo_us * 1e-6}, {"hi_s", p.hi_us * 1e-6}, {"rule", p.interval_rule}};
   return {{"collective", q.collective}, {"nranks", q.nranks},         {"nnodes", q.nnodes},
           {"ranks_per_node", q.ranks_per_node}, {"size_bytes", q.size_bytes}, {"time_s", p.time_s},
+          {"interval", interval},       {"interval_rule", p.interval_rule},
           {"algbw_gbps", p.algbw_gbps}, {"busbw_gbps", p.busbw_gbps}, {"provenance", to_string(p.provenance)},
           {"form", p.form},             {"groups", p.groups},         {"method", p.method}};
 }
@@ -36,7 +41,15 @@ void print_prediction(const CommQuery& q, const CommPrediction& p) {
   std::snprintf(line, sizeof line, "%s %lld ranks, %.0f B: %.6g us  algbw %.4g GB/s  busbw %.4g GB/s  [%s]\n",
                 q.collective.c_str(), static_cast<long long>(q.nranks), q.size_bytes, p.time_us, p.algbw_gbps,
                 p.busbw_gbps, to_string(p.provenance).c_str());
-  std::cout << line << "  how: " << p.method << "\n  from:";
+  std::cout << line;
+  if (p.has_interval) {
+    std::snprintf(line, sizeof line, "  90%% interval: %.6g .. %.6g us (%s)\n", p.lo_us, p.hi_us,
+                  p.interval_rule.c_str());
+    std::cout << line;
+  } else {
+    std::cout << "  90% interval: " << p.interval_rule << "\n";
+  }
+  std::cout << "  how: " << p.method << "\n  from:";
   for (const auto& g : p.groups) std::cout << " " << g;
   std::cout << " (form " << p.form << ")\n";
 }

@@ -195,6 +195,10 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
   std::cout << label("  pipeline bubble (" + fraction.str() + " of " + ms(b["pipeline_s"], 0) + ")")
             << ms(b["bubble"]["time_s"]) << " " << pct(b["bubble"]["time_s"], step) << "\n"
             << label("  step time") << ms(step) << "          " << prov(b["step"]) << "\n"
+            << label("  step interval") << ms(b["step"]["interval"]["lo_s"]) << " .." << ms(b["step"]["interval"]["hi_s"])
+            << "  (ops' interval bounds summed: " << b["step"]["interval"]["ops_with_interval"].get<int>()
+            << " ops with an interval, " << b["step"]["interval"]["ops_without_interval"].get<int>()
+            << " at their time)\n"
             << label("  tokens/s") << number << "\n"
             << label("  MFU") << mfu << "\n";
   for (const auto& m : p.missing) std::cout << "  left out: " << m << "\n";

@@ -40,9 +40,15 @@ json figure(double seconds, const Tally& t) {
 }
 using Tallies = std::map<std::string, Tally>;  // gemm, attention, memory, comm.<dim>
 
+// The ops costed three ways: at their times, and at the low and high ends of their intervals.
+struct CostedSets {
+  std::vector<CostedOp> point, lo, hi;
+  int with_interval = 0, without_interval = 0;
+};
+
 // Each op's cost, as predict.json's ops[]: costed ops into `costed`, the provenance of each into
 // its category's tally, the ops nothing costs into `missing`.
-json cost_ops(const OpCoster& coster, const model::Workload& w, std::vector<CostedOp>& costed, Tallies& tallies,
+json cost_ops(const OpCoster& coster, const model::Workload& w, CostedSets& costed, Tallies& tallies,
               std::vector<std::string>& missing) {
   json ops = json::array();
   for (const auto& op : w.ops) {
@@ -52,7 +58,10 @@ json cost_ops(const OpCoster& coster, const model::Workload& w, std::vector<Cost
       missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
       continue;
     }
-    costed.push_back({op, cost->time_us});
+    costed.point.push_back({op, cost->time_us});
+    costed.lo.push_back({op, cost->lo_us});
+    costed.hi.push_back({op, cost->hi_us});
+    ++(cost->has_interval ? costed.with_interval : costed.without_interval);
     const std::string dim = comm_dimension(op);
     const std::string category = dim.empty() ? op.bench() : "comm." + dim;
     tallies[category].add(cost->provenance);
@@ -65,6 +74,8 @@ json cost_ops(const OpCoster& coster, const model::Workload& w, std::vector<Cost
     j["provenance"] = calibration::to_string(cost->provenance);
     j["method"] = cost->method;
     j["sources"] = cost->sources;
+    j["interval_us_per_call"] = cost->has_interval ? json{{"lo", cost->lo_us}, {"hi", cost->hi_us}} : json(nullptr);
+    j["interval_rule"] = cost->interval_rule;
     ops.push_back(j);
   }
   return ops;
@@ -143,20 +154,37 @@ json breakdown_json(const Breakdown& b, Tallies& tallies) {
           {"mfu", b.mfu >= 0 ? json(b.mfu) : json(nullptr)}};
 }
 
+const char* const kStepIntervalRule =
+    "conservative: the step's arithmetic run with every op at the low end of its interval, then at the high end "
+    "(the ops' interval bounds summed, as if all ops erred together); an op's interval is its measured row's "
+    "p10..p90, a collective's or p2p message's 90% conformal interval, or none (counted at its time: the compute "
+    "tables)";
+
+json step_interval_json(const CostedSets& costed, const model::Workload& w, const PredictOptions& options,
+                        double peak_tflops) {
+  const Breakdown lo = compute_breakdown(costed.lo, w, options.overlap, options.schedule, peak_tflops);
+  const Breakdown hi = compute_breakdown(costed.hi, w, options.overlap, options.schedule, peak_tflops);
+  return {{"lo_s", lo.step_s},
+          {"hi_s", hi.step_s},
+          {"rule", kStepIntervalRule},
+          {"ops_with_interval", costed.with_interval},
+          {"ops_without_interval", costed.without_interval}};
+}
+
 }  // namespace
 
 Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
                         const PredictOptions& options) {
   validate_schedule(options.schedule, w);
   Prediction out;
-  std::vector<CostedOp> costed;
+  CostedSets costed;
   Tallies tallies;
   const json ops = cost_ops(coster, w, costed, tallies, out.missing);
   if (!out.missing.empty() && !options.allow_missing)
     throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
                        out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
   const Peak peak = peak_of(options, calibration, to_string(w.layout.dtype));
-  out.breakdown = compute_breakdown(costed, w, options.overlap, options.schedule, peak.tflops);
+  out.breakdown = compute_breakdown(costed.point, w, options.overlap, options.schedule, peak.tflops);
   json doc;
   doc["schema_version"] = 1;
   doc["model"] = to_json(w.model);
@@ -167,6 +195,7 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   doc["conventions"] = conventions_json();
   doc["ops"] = ops;
   doc["breakdown"] = breakdown_json(out.breakdown, tallies);
+  doc["breakdown"]["step"]["interval"] = step_interval_json(costed, w, options, peak.tflops);
   doc["missing"] = out.missing;
   out.document = doc;
   return out;
