@@ -175,8 +175,6 @@ std::optional<int> run_parsed(State& s) {
   return std::nullopt;
 }
 
-}  // namespace
-
 // One of the three verbs: its subcommand and flags on the CLI, then the parsed one run.
 class OperatorCommand : public calibration::Command {
  public:
