@@ -16,6 +16,7 @@
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
+#include "app/export/workload_refit.h"
 
 namespace gpucal::calibration {
 
@@ -262,6 +263,7 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
   const NodeSize node = gpus_per_node(calibration, settings);
   const double nvlink_lat = nvlink_tier(calibration, settings, node, around, report, system);
   ib_tier(calibration, settings, node.gpus, nvlink_lat, around, report, system);
+  if (settings.workload() && report.ok()) refit_nersc(*settings.workload(), node.gpus, system, report);
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }
