@@ -60,7 +60,7 @@ TEST(ConformanceNersc, MatrixRateMakesTheToolsGemmTimeOurs) {
   EXPECT_GT(s["matrix_flops_fp16"].get<double>(), testing::gemm_truth_tflops(m, n, k) / 0.8);
 }
 
-// One node, default nersc_comm_op=allgather: the tool's allgather and reduce-scatter together take
+// One node, default nersc_comm_op=allgather_reducescatter: the tool's allgather and reduce-scatter together take
 // ours, each within the spread of their two bandwidths; with nersc_comm_op=allreduce its
 // one-node allreduce (no factor 2) takes ours.
 TEST(ConformanceNersc, OneNodeCollectivesReproduceTheChosenOp) {
@@ -82,6 +82,18 @@ TEST(ConformanceNersc, OneNodeCollectivesReproduceTheChosenOp) {
   for (double size : {1048576.0, 256.0 * 1048576})
     EXPECT_NEAR(nersc_comm_s(ar, size / 1e9, n, "allreduce", n) * 1e6 /
                     testing::truth_time_us("allreduce", n, false, size),
+                1.0, 0.01)
+        << size;
+}
+
+// nersc_comm_op=allgather: the tool's one-node allgather alone is ours (the default's pair is not).
+TEST(ConformanceNersc, AllgatherSettingReproducesAllgatherAlone) {
+  const std::string dir = testing::fresh_temp_dir();
+  const json s = export_nersc_of(conformance_calibration(), {"vector_tflops=60", "nersc_comm_op=allgather"}, dir);
+  ASSERT_TRUE(s.is_object());
+  const int n = testing::kGpusPerNode;
+  for (double size : {1048576.0, 256.0 * 1048576})
+    EXPECT_NEAR(nersc_comm_s(s, size / 1e9, n, "allgather", n) * 1e6 / testing::truth_time_us("allgather", n, false, size),
                 1.0, 0.01)
         << size;
 }
