@@ -26,6 +26,7 @@
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
+#include "app/export/workload_refit.h"
 
 namespace gpucal::calibration {
 
@@ -262,9 +263,16 @@ ExportReport export_astrasim(const json& calibration, const ExportSettings& sett
   // local-mem-bw first: the links' bandwidths make room for the reductions it charges.
   const auto mem = require_memory_bandwidth(calibration, settings, "local-mem-bw", report.refused);
   const double reduce_s_per_byte = mem ? 1.0 / (mem->value * 1e9) : 0;  // local-mem-bw's reduction pass
-  const std::vector<Dimension> dims =
-      network_dimensions(calibration, settings, reduce_s_per_byte, around, report);
-  const json system = system_json(calibration, std::max<std::size_t>(dims.size(), 1), mem, report);
+  std::vector<Dimension> dims = network_dimensions(calibration, settings, reduce_s_per_byte, around, report);
+  json system = system_json(calibration, std::max<std::size_t>(dims.size(), 1), mem, report);
+  if (settings.workload() && report.ok() && !dims.empty() && mem) {
+    AstraSimFields f{.link_gbps = dims[0].bandwidth_gbps, .hop_latency_ns = dims[0].hop_latency_ns,
+                     .peak_tflops = system["peak-perf"].get<double>(), .local_mem_gbps = mem->value};
+    refit_astrasim(*settings.workload(), f, report);
+    dims[0].bandwidth_gbps = f.link_gbps;
+    dims[0].hop_latency_ns = f.hop_latency_ns;
+    system["peak-perf"] = f.peak_tflops;
+  }
   const std::string yml = network_yml(dims, report);
   write_export(report, out_dir, {{"network.yml", yml}, {"system.json", system.dump(2) + "\n"}});
   return report;

@@ -21,6 +21,7 @@
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
+#include "app/export/workload_refit.h"
 
 namespace gpucal::calibration {
 
@@ -302,6 +303,7 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
       "processing_mode = roofline: our GEMM and memory figures are achieved rates that already "
       "include the other's cost, so max(flop time, memory time), not their sum");
   system["networks"] = networks_list(calibration, settings, report);
+  if (settings.workload() && report.ok()) refit_calculon(*settings.workload(), system, report);
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }

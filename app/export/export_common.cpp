@@ -75,6 +75,7 @@ std::string format_export_notes(const ExportReport& r, const std::string& dir) {
   for (const auto& a : r.assumed) s << "- " << a << "\n";
   if (!r.notes.empty()) s << "\n## Where each figure comes from\n\n";
   for (const auto& n : r.notes) s << "- " << n << "\n";
+  s << r.workload_notes;
   return s.str();
 }
 

@@ -24,6 +24,9 @@ struct ExportReport {
   std::vector<std::string> refused;  // one line per missing required figure; nothing written when not empty
   std::vector<std::string> assumed;  // "field = value: why" for every value that is not a measurement
   std::vector<std::string> notes;    // which measurement fills which field, and how it was converted
+  // With --model, NOTES.md's "Workload-aware fields" section (app/export/workload_fit.h); empty
+  // otherwise, so NOTES.md is as without it.
+  std::string workload_notes;
   bool ok() const { return refused.empty(); }
 };
 

@@ -16,6 +16,7 @@
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
+#include "app/export/workload_refit.h"
 
 namespace gpucal::calibration {
 
@@ -124,9 +125,25 @@ NvlinkFigures nvlink_from_allreduce(const json& calibration, int64_t n, double a
   return out;
 }
 
-// An allgather and a reduce-scatter of one volume take our two times together: the harmonic
-// mean of their bus bandwidths (the one measured, when only one is).
-NvlinkFigures nvlink_from_allgather(const json& calibration, int64_t n, double around, ExportReport& report) {
+// --set nersc_comm_op=allgather: the tool's one-node formula made to give our `collective` alone.
+NvlinkFigures nvlink_from_one(const json& calibration, const std::string& collective, int64_t n, double around,
+                              ExportReport& report) {
+  const auto f = collective_figure(calibration, collective, n, 0, around);
+  if (!f) {
+    report.refused.push_back(missing_figure("nvlink_bandwidth", "no " + collective + " fit within a node",
+                                            "bench_collectives --collective " + collective, "", ""));
+    return {};
+  }
+  report.notes.push_back("nvlink_bandwidth = " + collective + " bus bandwidth = " + num(f->busbw_gbps) +
+                         " GB/s, nvlink_latency = alpha / (n-1) (nersc_comm_op=" + collective +
+                         "): the tool's one-node " + collective + " is ours; " + f->describe());
+  return {f->busbw_gbps, f->alpha_us * 1e-6 / static_cast<double>(n - 1)};
+}
+
+// The default (nersc_comm_op=allgather_reducescatter): an allgather and a reduce-scatter of one
+// volume take our two times together: the harmonic mean of their bus bandwidths (the one
+// measured, when only one is).
+NvlinkFigures nvlink_from_pair(const json& calibration, int64_t n, double around, ExportReport& report) {
   std::vector<CommFigure> figures;
   for (const char* c : {"allgather", "reduce_scatter"})
     if (auto f = collective_figure(calibration, c, n, 0, around)) figures.push_back(*f);
@@ -150,6 +167,13 @@ NvlinkFigures nvlink_from_allgather(const json& calibration, int64_t n, double a
       " bus bandwidths, and nvlink_latency = their mean alpha / (n-1): the tool's one-node "
       "time is nvlink_latency·(n-1) + (n-1)/n·vol/bandwidth" +
       sources);
+  if (figures.size() == 2)
+    report.notes.push_back(
+        "nersc_comm_op=allgather_reducescatter (the default): the tool reproduces the SUM of our allgather and "
+        "reduce-scatter of one volume, not each: at large sizes its allgather takes " +
+        num(figures[0].busbw_gbps / out.bandwidth_gbps) + "x ours and its reduce-scatter " +
+        num(figures[1].busbw_gbps / out.bandwidth_gbps) +
+        "x (--set nersc_comm_op=allgather reproduces the allgather alone)");
   if (const auto ar = collective_figure(calibration, "allreduce", n, 0, around))
     report.notes.push_back("the tool's one-node allreduce has no factor 2: it predicts " +
                            num(100.0 * ar->busbw_gbps / (2 * out.bandwidth_gbps)) +
@@ -164,7 +188,7 @@ double nvlink_tier(const json& calibration, const ExportSettings& settings, cons
                    double around, ExportReport& report, json& system) {
   const int64_t gpn = node.gpus;
   const int64_t n = static_cast<int64_t>(settings.number("intra_group").value_or(static_cast<double>(gpn)));
-  const std::string op = settings.word("nersc_comm_op").value_or("allgather");
+  const std::string op = settings.word("nersc_comm_op").value_or("allgather_reducescatter");
   NvlinkFigures nvlink;
   if (gpn < 2 || n < 2)
     report.refused.push_back(
@@ -172,8 +196,10 @@ double nvlink_tier(const json& calibration, const ExportSettings& settings, cons
                        "bench_collectives (gpucal run --threads N, or under a launcher)", "", ""));
   else if (op == "allreduce")
     nvlink = nvlink_from_allreduce(calibration, n, around, report);
+  else if (op == "allgather")
+    nvlink = nvlink_from_one(calibration, "allgather", n, around, report);
   else
-    nvlink = nvlink_from_allgather(calibration, n, around, report);
+    nvlink = nvlink_from_pair(calibration, n, around, report);
   if (nvlink.bandwidth_gbps > 0) {
     system["nvlink_bandwidth"] = nvlink.bandwidth_gbps;
     system["nvlink_eff"] = 1.0;
@@ -262,6 +288,7 @@ ExportReport export_nersc(const json& calibration, const ExportSettings& setting
   const NodeSize node = gpus_per_node(calibration, settings);
   const double nvlink_lat = nvlink_tier(calibration, settings, node, around, report, system);
   ib_tier(calibration, settings, node.gpus, nvlink_lat, around, report, system);
+  if (settings.workload() && report.ok()) refit_nersc(*settings.workload(), node.gpus, system, report);
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }

@@ -43,8 +43,10 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
       {"nersc_comm_op",
        K::kWord,
        "collective",
-       "which measured collective NERSC's one-node formula reproduces (it has no x2 for allreduce)",
-       {"allgather", "allreduce"}},
+       "which measured collective NERSC's one-node formula reproduces (it has no x2 for allreduce): "
+       "allgather_reducescatter (default: an allgather and a reduce-scatter of one volume together), "
+       "allgather, allreduce",
+       {"allgather_reducescatter", "allgather", "allreduce"}},
       {"vtrain_gpu_name", K::kText, "name",
        "vTrain gpu_name and the LUT folder <trace_path>/<name lowercased>/"},
   };

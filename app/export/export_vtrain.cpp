@@ -31,6 +31,7 @@
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
+#include "app/export/workload_refit.h"
 
 namespace gpucal::calibration {
 
@@ -272,7 +273,8 @@ ExportReport export_vtrain(const json& calibration, const ExportSettings& settin
                        "bench_collectives --collective allreduce --sizes 8:1G:x2 (gpucal run "
                        "--suite calibration)",
                        "", ""));
-  const json config = system_config(calibration, settings, gpu, out_dir, report);
+  json config = system_config(calibration, settings, gpu, out_dir, report);
+  if (settings.workload() && report.ok()) refit_vtrain(*settings.workload(), config, report);
   files.emplace_back("system_config.json", config.dump(2) + "\n");
   write_export(report, out_dir, files);
   return report;

@@ -23,8 +23,6 @@ void ExportWorkloadFlags::check(const std::string& target) const {
       if (o->count() > 0) throw UsageError(o->get_name() + " needs --model NAME or --model-config FILE");
     return;
   }
-  if (!export_target_takes_model(target))
-    throw UsageError("--model: --to " + target + " writes no workload (the workload targets: chakra, simai, all)");
   policy_.check(options_);
 }
 

@@ -1,6 +1,7 @@
 // `gpucal export`'s flags for the workload targets (chakra, simai): --model / --model-config and
 // the layout flags as `gpucal predict` takes them (core/model/model_flags.h) and the prediction's
-// policy (app/predict/policy_flags.h). The hardware targets read none of them.
+// policy (app/predict/policy_flags.h). The hardware targets take them too: with --model they fit
+// their single-number fields to the step's operations (app/export/workload_refit.h).
 #pragma once
 
 #include <memory>
@@ -17,7 +18,7 @@ class ExportWorkloadFlags {
  public:
   void add(CLI::App& cmd);
   // UsageError (one line, before anything is read): a workload target without --model, or the
-  // step's flags with a target that writes no workload.
+  // step's flags without --model.
   void check(const std::string& target) const;
   // The step, or null without --model. `results`: the folder's rows when the source is a results
   // folder (null for a calibration.json); `calibration`: the source's calibration. Costs come

@@ -11,6 +11,7 @@
 #include "tests/calibration/conformance_calibration.h"
 #include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
+#include "tests/calibration/tool_formulas_reference.h"
 
 namespace gpucal::calibration {
 namespace {
@@ -20,6 +21,7 @@ using testing::comm_truth;
 using testing::CommTruth;
 using testing::conformance_calibration;
 using testing::conformance_settings;
+using testing::calculon_time_s;
 
 struct Export {
   ExportReport report;
@@ -32,16 +34,6 @@ Export export_calculon_of(const json& calibration, const std::vector<std::string
   e.report = export_with("calculon", calibration, ExportSettings::parse(settings), dir);
   if (e.report.ok()) e.system = json::parse(testing::read_text(dir + "/calculon/system.json"));
   return e;
-}
-
-// network.py Network.time: latency + scalar·S·(1 + offset/n) / (bandwidth·1e9·efficiency), in s.
-double calculon_time_s(const json& net, const std::string& op, double size_bytes, int n) {
-  const double scalar = net["ops"][op][0].get<double>();
-  const double offset = net["ops"][op][1].is_null() ? 0.0 : net["ops"][op][1].get<double>();
-  double bytes = size_bytes * scalar;
-  bytes += bytes / n * offset;
-  return net["latency"].get<double>() +
-         bytes / (net["bandwidth"].get<double>() * 1e9 * net["efficiency"].get<double>());
 }
 
 TEST(ConformanceCalculon, EverySectionCalculonRequiresIsThereWithItsTypes) {

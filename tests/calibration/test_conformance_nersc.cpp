@@ -9,6 +9,7 @@
 #include "tests/calibration/conformance_calibration.h"
 #include "tests/calibration/conformance_readers.h"
 #include "tests/calibration/test_util.h"
+#include "tests/calibration/tool_formulas_reference.h"
 
 namespace gpucal::calibration {
 namespace {
@@ -17,6 +18,7 @@ using nlohmann::json;
 using testing::comm_truth;
 using testing::CommTruth;
 using testing::conformance_calibration;
+using testing::nersc_comm_s;
 
 std::vector<std::string> nersc_settings() {
   return {"vector_tflops=60"};
@@ -28,21 +30,6 @@ json export_nersc_of(const json& calibration, const std::vector<std::string>& se
   if (report_out) *report_out = r;
   if (!r.ok()) return nullptr;
   return json::parse(testing::read_text(dir + "/nersc/system.json"));
-}
-
-// estimates.py get_time_comm (vol in GB, s).
-double nersc_comm_s(const json& s, double vol_gb, int n_gpus, const std::string& type, int topology) {
-  const double ls = s["ib_latency"], lf = s["nvlink_latency"];
-  const double bs = s["ib_bandwidth"].get<double>() * s["ib_eff"].get<double>();
-  const double bf = s["nvlink_bandwidth"].get<double>() * s["nvlink_eff"].get<double>();
-  const double nic = s["nic_factor"];
-  const int nodes = n_gpus / topology;
-  const double correction = (type == "reduce" || type == "broadcast") ? 1.0 : (n_gpus - 1.0) / n_gpus;
-  if (topology == 1) return ls * (n_gpus - 1) + correction * vol_gb / bs;
-  if (nodes == 1) return lf * (n_gpus - 1) + correction * vol_gb / bf;
-  double t = std::max(correction * vol_gb / (nic * topology * bs), correction * vol_gb / bf);
-  if (type == "allreduce") t *= 2;
-  return t + ls * (nodes - 1) + lf * (n_gpus - nodes);
 }
 
 TEST(ConformanceNersc, EveryKeyTheToolReadsIsANumberInItsUnits) {
@@ -66,15 +53,14 @@ TEST(ConformanceNersc, MatrixRateMakesTheToolsGemmTimeOurs) {
   const json s = export_nersc_of(conformance_calibration(), nersc_settings(), dir);
   ASSERT_TRUE(s.is_object());
   const double m = 8192, n = 8192, k = 8192;
-  const double flops_tflop = m * n * (k + (k - 1)) * s["flops_units"].get<double>();
-  const double theirs_s = 20e-6 + flops_tflop / (s["matrix_flops_fp16"].get<double>() * 0.8);
+  const double theirs_s = testing::nersc_gemm_s(s, m, n, k);
   const double ours_s = 2 * m * n * k / (testing::gemm_truth_tflops(m, n, k) * 1e12);
   EXPECT_NEAR(theirs_s / ours_s, 1.0, 1e-9);
   // Not our achieved rate: the tool's 0.8 and 20 µs are compensated.
   EXPECT_GT(s["matrix_flops_fp16"].get<double>(), testing::gemm_truth_tflops(m, n, k) / 0.8);
 }
 
-// One node, default nersc_comm_op=allgather: the tool's allgather and reduce-scatter together take
+// One node, default nersc_comm_op=allgather_reducescatter: the tool's allgather and reduce-scatter together take
 // ours, each within the spread of their two bandwidths; with nersc_comm_op=allreduce its
 // one-node allreduce (no factor 2) takes ours.
 TEST(ConformanceNersc, OneNodeCollectivesReproduceTheChosenOp) {
@@ -96,6 +82,18 @@ TEST(ConformanceNersc, OneNodeCollectivesReproduceTheChosenOp) {
   for (double size : {1048576.0, 256.0 * 1048576})
     EXPECT_NEAR(nersc_comm_s(ar, size / 1e9, n, "allreduce", n) * 1e6 /
                     testing::truth_time_us("allreduce", n, false, size),
+                1.0, 0.01)
+        << size;
+}
+
+// nersc_comm_op=allgather: the tool's one-node allgather alone is ours (the default's pair is not).
+TEST(ConformanceNersc, AllgatherSettingReproducesAllgatherAlone) {
+  const std::string dir = testing::fresh_temp_dir();
+  const json s = export_nersc_of(conformance_calibration(), {"vector_tflops=60", "nersc_comm_op=allgather"}, dir);
+  ASSERT_TRUE(s.is_object());
+  const int n = testing::kGpusPerNode;
+  for (double size : {1048576.0, 256.0 * 1048576})
+    EXPECT_NEAR(nersc_comm_s(s, size / 1e9, n, "allgather", n) * 1e6 / testing::truth_time_us("allgather", n, false, size),
                 1.0, 0.01)
         << size;
 }

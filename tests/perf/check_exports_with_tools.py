@@ -13,7 +13,8 @@ are fetched for local use only). For one results folder it exports for all four 
              found"), its shipped examples included;
   vTrain     loads the LUTs with its get_allreduce_LUT and times one allreduce with compute_comm_time;
 
-and prints our measured value beside each tool's prediction. The measured allreduce is the
+and prints our measured value beside each tool's prediction. A tool whose checkout is not given
+(--calculon, --astrasim, --nersc, --vtrain) is skipped. The measured allreduce is the
 intra-node group with the most ranks at the measured size closest to --size; the GEMM is the
 export's reference GEMM (the fastest shape longer than 40 us).
 
@@ -263,10 +264,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", help="gpucal results folder (with calibration.json or its CSVs)")
     ap.add_argument("--gpucal", required=True)
-    ap.add_argument("--calculon", required=True, help="calculon-ai/calculon checkout")
-    ap.add_argument("--astrasim", required=True, help="astra-sim checkout with build/astra_analytical built")
-    ap.add_argument("--nersc", required=True, help="transformer-perf-estimates checkout")
-    ap.add_argument("--vtrain", required=True, help="vTrain checkout")
+    ap.add_argument("--calculon", help="calculon-ai/calculon checkout (its check is skipped when not given)")
+    ap.add_argument("--astrasim", help="astra-sim checkout with build/astra_analytical built (its check is skipped when not given)")
+    ap.add_argument("--nersc", help="transformer-perf-estimates checkout (its check is skipped when not given)")
+    ap.add_argument("--vtrain", help="vTrain checkout (its check is skipped when not given)")
     ap.add_argument("--out", required=True, help="folder for the exports and the tools' outputs")
     ap.add_argument("--size", type=float, default=32 * 2**20, help="allreduce size to compare (nearest measured)")
     ap.add_argument("--set", action="append", default=[], help="passed to gpucal export (KEY=VALUE)")
@@ -297,8 +298,11 @@ def main():
                                       calib_path, sets)),
               ("vTrain", "vtrain/system_config.json",
                lambda: check_vtrain(args.vtrain, args.out, calib, nranks, size, t_ar))]
+    given = {"Calculon": args.calculon, "NERSC": args.nersc, "ASTRA-sim": args.astrasim, "vTrain": args.vtrain}
     for tool, needed, check in checks:
-        if not os.path.exists(os.path.join(args.out, needed)):
+        if not given[tool]:
+            print(f"\n== {tool}: skipped (no --{tool.lower().replace('-', '')} checkout given)")
+        elif not os.path.exists(os.path.join(args.out, needed)):
             print(f"\n== {tool}: not checked: its export was refused ({needed} not written; the refusal is above)")
         elif tool == "vTrain" and size < 2**20:
             print(f"\n== vTrain: not checked: its tables start at 1 MiB and the allreduce compared is {int(size)} B "

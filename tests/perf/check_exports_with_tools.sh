@@ -3,9 +3,9 @@
 # are fetched for local use and not committed). See check_exports_with_tools.py for what runs.
 #
 #   tests/perf/check_exports_with_tools.sh RESULTS_DIR OUT_DIR \
-#       --calculon DIR --astrasim DIR --nersc DIR --vtrain DIR [--gpucal BIN] [--size BYTES] [--set KEY=VALUE ...]
+#       [--calculon DIR] [--astrasim DIR] [--nersc DIR] [--vtrain DIR] [--gpucal BIN] [--size BYTES] [--set KEY=VALUE ...]
 #
-# Tools, at the commits the exports were written against: calculon-ai/calculon caa4b11;
+# Each tool given is run; one not given is skipped. Tools, at the commits the exports were written against: calculon-ai/calculon caa4b11;
 # astra-sim/astra-sim c0cf6d6 with build/astra_analytical/build.sh -t congestion_unaware run
 # (c0cf6d6 does not compile against its own submodules as pinned: four Chakra::FeederV3 qualifiers
 # and upstream's fix 7e526fb applied locally); NERSC transformer-perf-estimates 54278b0;
