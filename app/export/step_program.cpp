@@ -93,13 +93,15 @@ std::vector<Item> phase_items(const StageProgram& p, const Plan& plan, int64_t c
   const int64_t per_chunk = (f.layer_end - f.layer_begin) / chunks;
   const int64_t begin = f.layer_begin + chunk * per_chunk, end = begin + per_chunk;
   std::vector<Item> items;
+  // plan.section covers the derived operations; the pipeline messages the interleaved schedule
+  // adds later (pipeline_op) are never among a phase's items.
   auto whole = [&](Section s) {
-    for (std::size_t i = 0; i < p.ops.size(); ++i)
+    for (std::size_t i = 0; i < plan.section.size(); ++i)
       if (plan.section[i] == s && is_backward(p.ops[i].op) == backward)
         for (int64_t k = 0; k < plan.per_micro_batch[i]; ++k) items.push_back({i, -1});
   };
   auto layer = [&](int64_t l) {
-    for (std::size_t i = 0; i < p.ops.size(); ++i)
+    for (std::size_t i = 0; i < plan.section.size(); ++i)
       if (plan.section[i] == Section::layers && is_backward(p.ops[i].op) == backward)
         for (const auto& [at, calls] : plan.calls_by_layer[i])
           if (at == l)
@@ -293,7 +295,7 @@ void emit_phase(Context& c, const ScheduleStep& s, const std::vector<std::size_t
 // the parameter all-gathers last.
 void emit_step(Context& c) {
   auto all = [&](auto&& pick) {
-    for (std::size_t i = 0; i < c.p.ops.size(); ++i) {
+    for (std::size_t i = 0; i < c.plan.section.size(); ++i) {  // the derived operations (see phase_items)
       const ModelOp& op = c.p.ops[i].op;
       if (c.plan.section[i] != Section::step || !pick(op)) continue;
       for (int64_t k = 0; k < op.calls_per_step; ++k)

@@ -150,6 +150,37 @@ std::string find_command_line(const std::vector<LogLine>& lines, std::size_t beg
   return "";
 }
 
+namespace {
+
+// A count no launcher takes (0, 99999999999) is no count: the rank count stays unknown.
+std::optional<int> launcher_count(const std::optional<std::string>& v) {
+  if (!v) return std::nullopt;
+  const auto n = parse_integer(*v);
+  if (!n || *n < 1 || *n > kMaxRanks) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// mpirun's -H h1:8,h2:8: 2 nodes, 8 per node (a per-node count only when every host has one).
+void count_hosts(const std::string& hosts, LauncherCounts& c) {
+  std::stringstream in(hosts);
+  std::string item;
+  int nodes = 0, largest = 0;
+  bool all_counted = true;
+  while (std::getline(in, item, ',')) {
+    ++nodes;
+    const auto colon = item.rfind(':');
+    const auto slots = colon == std::string::npos ? std::nullopt : launcher_count(item.substr(colon + 1));
+    if (slots)
+      largest = std::max<int>(largest, static_cast<int>(*slots));
+    else
+      all_counted = false;
+  }
+  if (nodes > 0) c.nnodes = nodes;
+  if (all_counted && largest > 0) c.ranks_per_node = largest;
+}
+
+}  // namespace
+
 LauncherCounts parse_launcher(const std::string& command_line) {
   LauncherCounts c;
   const std::vector<std::string> t = split_whitespace(command_line);
@@ -166,13 +197,7 @@ LauncherCounts parse_launcher(const std::string& command_line) {
       return a.substr(2);
     return std::nullopt;
   };
-  // A count no launcher takes (0, 99999999999) is no count: the rank count stays unknown.
-  auto as_int = [](const std::optional<std::string>& v) -> std::optional<int> {
-    if (!v) return std::nullopt;
-    const auto n = parse_integer(*v);
-    if (!n || *n < 1 || *n > kMaxRanks) return std::nullopt;
-    return static_cast<int>(*n);
-  };
+  auto as_int = launcher_count;
   // An nccl-tests program started with no launcher is one process: -t threads x -g GPUs ranks, on
   // one node (the defaults are 1 and 1).
   static const std::regex kPerfProgram(R"(_perf(_mpi)?$)");
@@ -202,24 +227,7 @@ LauncherCounts parse_launcher(const std::string& command_line) {
         if (auto v = as_int(value_of(i, f))) c.nranks = v;
       for (const char* f : {"-N", "--npernode", "-npernode"})
         if (auto v = as_int(value_of(i, f))) c.ranks_per_node = v;
-      if (auto hosts = value_of(i, "-H"); hosts || (hosts = value_of(i, "--host"))) {
-        // h1:8,h2:8 -> 2 nodes, 8 per node (slot counts given for every host).
-        std::stringstream in(*hosts);
-        std::string item;
-        int nodes = 0, largest = 0;
-        bool all_counted = true;
-        while (std::getline(in, item, ',')) {
-          ++nodes;
-          const auto colon = item.rfind(':');
-          const auto slots = colon == std::string::npos ? std::nullopt : as_int(item.substr(colon + 1));
-          if (slots)
-            largest = std::max<int>(largest, static_cast<int>(*slots));
-          else
-            all_counted = false;
-        }
-        if (nodes > 0) c.nnodes = nodes;
-        if (all_counted && largest > 0) c.ranks_per_node = largest;
-      }
+      if (auto hosts = value_of(i, "-H"); hosts || (hosts = value_of(i, "--host"))) count_hosts(*hosts, c);
       if (auto map = value_of(i, "--map-by")) {
         static const std::regex kPpr(R"(ppr:(\d+):node)");
         std::smatch m;

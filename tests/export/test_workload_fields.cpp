@@ -181,15 +181,14 @@ TEST(WorkloadFields, WithoutModelEveryFileIsAsBefore) {
   run_gpucal("export results --to all -o out --set processor_usage=0.05 --set offload_gbps=50 --set offload_gib=512 "
              "--set nodes=4",
              log, dir);
-  // Recorded with the exporters before the workload-aware fields (calculon refuses: the synthetic
-  // folder has no reduce_scatter).
+  // The tools' files, recorded with the exporters before the workload-aware fields (calculon
+  // refuses: the synthetic folder has no reduce_scatter). NOTES.md is ours, not a tool's input,
+  // and says more as the exporters learn more (the fits' intervals): it is checked for what it
+  // must not say.
   const std::map<std::string, uint64_t> before{
-      {"astrasim/NOTES.md", 0x3f70949d9735233eULL},
       {"astrasim/network.yml", 0x960d47304b6da988ULL},
       {"astrasim/system.json", 0xa88ea2245eff7672ULL},
-      {"nersc/NOTES.md", 0xaca1bf6cbd8ca5f7ULL},
       {"nersc/system.json", 0x46747f8b0c41eb90ULL},
-      {"vtrain/NOTES.md", 0x156d3f22909df51eULL},
       {"vtrain/system_config.json", 0xa1b69582f3311cfdULL},
       {"vtrain/synthetic_gpu/AR_GPU16_1M_1024M_LUT", 0x70347f1840c66861ULL},
       {"vtrain/synthetic_gpu/AR_GPU2_1M_1024M_LUT", 0x18d2f1576eea0409ULL},
@@ -199,7 +198,8 @@ TEST(WorkloadFields, WithoutModelEveryFileIsAsBefore) {
   for (const auto& [file, hash] : before)
     EXPECT_EQ(fnv1a(read_text(dir + "/out/" + file), out), hash) << file;
   EXPECT_FALSE(std::filesystem::exists(dir + "/out/calculon")) << log;
-  EXPECT_EQ(read_text(dir + "/out/nersc/NOTES.md").find("Workload-aware"), std::string::npos);
+  for (const char* notes : {"astrasim/NOTES.md", "nersc/NOTES.md", "vtrain/NOTES.md"})
+    EXPECT_EQ(read_text(dir + "/out/" + notes).find("Workload-aware"), std::string::npos) << notes;
 }
 
 }  // namespace
