@@ -39,9 +39,6 @@ std::string format_seconds(double seconds) {
 
 namespace {
 
-// Beside gpucal, or in the build tree's bench_<name>/ (gpucal lives in <build>/app).
-fs::path find_bench(const RunOptions& o, const std::string& binary) { return find_bench_binary(o, binary); }
-
 std::string bench_command(const RunOptions& o, const Suite& suite, const BenchInvocation& inv,
                           const LaunchPlan& plan, const fs::path& binary, const std::string& csv) {
   std::ostringstream cmd;
@@ -90,6 +87,7 @@ std::string padded(const std::string& s, std::size_t width) {
 
 }  // namespace
 
+// Beside gpucal, or in the build tree's bench_<name>/ (gpucal lives in <build>/app).
 std::string find_bench_binary(const RunOptions& o, const std::string& binary, std::string* tried) {
   const fs::path dir = fs::path(gpucal_executable(o.gpucal_path)).parent_path();
   const std::vector<fs::path> candidates =
@@ -121,7 +119,7 @@ BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocatio
   BenchOutcome& b = run.outcome;
   b.bench = inv.bench;
   const std::string binary = "bench_" + inv.bench;
-  const fs::path found = find_bench(o, binary);
+  const fs::path found = find_bench_binary(o, binary);
   if (found.empty()) {
     b.status = "not built";
     b.detail = o.bin_dir.empty() ? "no " + binary + " beside gpucal or in the build tree"
