@@ -91,8 +91,10 @@ int parse(CLI::App& app, int argc, char** argv, const std::vector<std::string>& 
   } catch (const CLI::ParseError& e) {
     std::string line = e.what();
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
-      for (const CLI::App* sub : app.get_subcommands())
+      for (const CLI::App* sub : app.get_subcommands()) {
+        while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();  // `fleet report`: report's flags
         if (const std::string s = suggest_flag(*sub, args); !s.empty()) line = s;
+      }
     gpucal::write_stderr_line("gpucal: error: " + line);  // one line, exit 2 like every bad input
     return kExitBadInput;
   }

@@ -38,6 +38,9 @@ void add_diagnosis_flags(CLI::App& cmd, DiagnosisOptions& d) {
   add_number(cmd, "--min-deviation", d.min_deviation,
              "an outlier is also worse than the median by the factor 1 - this", {.min = 0, .max = 0.99})
       ->capture_default_str();
+  add_number(cmd, "--gross-factor", d.gross_factor,
+             "worse than the median by this factor: an outlier whatever the robust z (0: off)", {.min = 0, .max = 1e6})
+      ->capture_default_str();
   cmd.add_option("--statistic", d.statistic,
                  "median (each figure at its median time) | best (its fastest sample: for oversubscribed test clusters)")
       ->capture_default_str()

@@ -29,6 +29,7 @@ MetricTable rank_metric(const std::string& metric, Better better, const std::map
   t.metric = metric;
   t.better = better;
   t.unit = metric_kind(metric).unit;
+  t.gross_factor = o.gross_factor;
   std::vector<double> all;
   for (const auto& [subject, v] : values) all.push_back(v);
   t.reference = reference ? reference : robust_reference(all);
@@ -43,7 +44,9 @@ MetricTable rank_metric(const std::string& metric, Better better, const std::map
       const double m = t.reference->median;
       const bool far = better == Better::higher ? v <= m * (1 - o.min_deviation) : v * (1 - o.min_deviation) >= m;
       const double sign = better == Better::higher ? -1 : 1;  // +1: the bad direction is up
-      r.outlier = ranked && sign * r.z >= o.z_threshold && far;
+      r.gross = ranked && o.gross_factor > 1 && m > 0 &&
+                (better == Better::higher ? v * o.gross_factor <= m : v >= m * o.gross_factor);
+      r.outlier = (ranked && sign * r.z >= o.z_threshold && far) || r.gross;
     }
     r.suspect = r.outlier;
     t.rows.push_back(r);
@@ -112,6 +115,14 @@ std::string reason_of(const Ranked& r, const MetricTable& t) {
     char z[48];
     std::snprintf(z, sizeof z, "robust z %.1f, ", r.z);
     why = z + percent(r.deviation);
+    if (r.gross) {
+      const double m = t.reference->median;
+      const double times = t.better == Better::higher ? m / r.value : r.value / m;
+      char gross[96];
+      std::snprintf(gross, sizeof gross, "; %.3g times %s than the median, beyond the gross factor %g", times,
+                    t.better == Better::higher ? "lower" : "higher", t.gross_factor);
+      why += gross;
+    }
   }
   if (r.meets_floor && !*r.meets_floor)
     why += (why.empty() ? "" : "; ") + std::string("misses the SKU floor ") + format_value(*t.floor) + " " + t.unit +

@@ -3,7 +3,10 @@
 // the node's SKU (expectations/). A figure is an outlier when it is worse than the median by
 // both `z_threshold` robust standard deviations and the factor 1 - `min_deviation` (a bandwidth
 // below median x 0.9, a latency above median / 0.9): the z alone would flag a 1% difference on a
-// quiet fleet (tiny MAD), the factor alone a fleet's normal spread.
+// quiet fleet (tiny MAD), the factor alone a fleet's normal spread. A figure worse than the median
+// by `gross_factor` (a fifth of a bandwidth's median, five times a latency's) is an outlier whatever
+// the spread: on a noisy fleet the MAD grows until a node at 5% of its peers scores a z of -3, yet
+// no fleet's normal spread is fivefold.
 // Links: a node's link capacity is its best pair. A node whose best pair is an outlier has all
 // its pairs slow: a node fault. A slow pair between two nodes whose capacities are normal is a
 // link fault. Pairs are ranked against the pairs between nodes that are not slow: each slow node
@@ -23,6 +26,7 @@ namespace gpucal::fleet {
 struct DiagnosisOptions {
   double z_threshold = 3.5;
   double min_deviation = 0.10;
+  double gross_factor = 5;      // worse than the median by this factor: an outlier whatever the z (0: off)
   std::string expect = "auto";  // auto (by each node's device) | none | an expectations file
   int min_count = 3;            // fewer figures than this: no robust ranking (floors still apply)
   std::vector<std::string> ignore_metrics;  // left out (figures the environment, not the hardware, decides)
@@ -35,7 +39,8 @@ struct Ranked {
   double value = 0;
   double z = 0;          // robust z against the table's reference
   double deviation = 0;  // (value - median) / median
-  bool outlier = false;  // worse than the reference by both thresholds
+  bool outlier = false;  // worse than the reference by both thresholds, or by the gross factor
+  bool gross = false;    // worse by the gross factor
   std::optional<bool> meets_floor;
   bool suspect = false;  // outlier or below the floor
 };
@@ -44,6 +49,7 @@ struct MetricTable {
   std::string metric, unit;
   Better better = Better::higher;
   std::optional<RobustReference> reference;
+  double gross_factor = 0;   // the options' (the reason quotes it)
   std::vector<Ranked> rows;  // worst first
   std::optional<double> floor, typical;
   std::string floor_source, typical_source;

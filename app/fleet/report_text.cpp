@@ -75,6 +75,8 @@ void header_markdown(std::ostringstream& out, const FleetDir& f, const Diagnosis
         << ", gpucal " << m.value("git_commit", "-") << ".\n";
   out << f.nodes.size() << " node(s); outlier rule: robust z beyond " << format_value(d.options.z_threshold)
       << " and worse than the median by the factor " << format_value(1 - d.options.min_deviation)
+      << (d.options.gross_factor > 1 ? ", or worse by the factor " + format_value(d.options.gross_factor) + " whatever the z"
+                                     : std::string())
       << "; figures at the " << (d.options.statistic == "best" ? "fastest sample" : "median time")
       << "; expectations: " << d.options.expect << ".\n\n## Suspects\n\n";
   if (d.suspects.empty()) out << "None: every node and link is within the fleet's spread and above its floors.\n";

@@ -107,6 +107,10 @@ for args in (['fleet', 'report', os.path.join(WORK, 'absent')], ['fleet', 'sched
     p = run(*args, rc=2)
     check(len(p.stderr.strip().splitlines()) == 1, f"gpucal {' '.join(args)}: not one line: {p.stderr}")
 
+# A misspelt flag of a nested verb is named, with the nearest flag of that verb.
+p = run('fleet', 'report', main, '--statistik', 'best', rc=2)
+check('unknown flag --statistik (did you mean --statistic?)' in p.stderr, f'no suggestion for a fleet report flag: {p.stderr}')
+
 for f in failures:
     print('FAIL:', f)
 print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failure(s)")

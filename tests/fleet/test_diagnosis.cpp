@@ -59,6 +59,43 @@ TEST(Diagnosis, SmallDifferencesOnAQuietFleetAreNotSuspects) {
   EXPECT_TRUE(diagnose(f, no_expectations()).suspects.empty());
 }
 
+// A fleet of oversubscribed CPU nodes (tests/fleet/planted_faults.sh): the healthy nodes spread
+// from 0.65 to 1.8 times the median, so the MAD is wide and the node capped at 2% of a core, at a
+// twentieth of the median, scores a robust z of only -2.6. The gross factor names it; the spread
+// alone (1.8x) does not reach it.
+TEST(Diagnosis, ANodeFarBelowANoisyFleetIsNamedByTheGrossFactor) {
+  const FleetDir f = fleet_of({{"n1", {{"hbm_copy_gbps", 3.16}}}, {"n2", {{"hbm_copy_gbps", 6.03}}},
+                               {"n3", {{"hbm_copy_gbps", 0.33}}}, {"n4", {{"hbm_copy_gbps", 7.36}}},
+                               {"n5", {{"hbm_copy_gbps", 5.08}}}, {"n6", {{"hbm_copy_gbps", 3.18}}}});
+  DiagnosisOptions o = no_expectations();
+  o.min_deviation = 0.5;
+  const Diagnosis d = diagnose(f, o);
+  ASSERT_EQ(d.suspects.size(), 1u);
+  EXPECT_EQ(d.suspects[0].subject, "n3");
+  EXPECT_NE(d.suspects[0].reason.find("beyond the gross factor 5"), std::string::npos) << d.suspects[0].reason;
+  const auto& row = d.node_tables.at(0).rows.at(0);
+  EXPECT_EQ(row.subject, "n3");
+  EXPECT_GT(row.z, -3.5);  // the z alone would not name it
+  EXPECT_TRUE(row.gross);
+  o.gross_factor = 0;  // off: only the z rule
+  EXPECT_TRUE(diagnose(f, o).suspects.empty());
+  o.gross_factor = 20;  // 3.16..3.18 median 4.1: n3 is 12.5 times lower, within 20
+  EXPECT_TRUE(diagnose(f, o).suspects.empty());
+}
+
+TEST(Diagnosis, TheGrossFactorAppliesToLatenciesUpwardAndNeedsAFleet) {
+  DiagnosisOptions o = no_expectations();
+  o.z_threshold = 1e6;  // the z rule off: only the gross factor can name
+  const FleetDir f = fleet_of({{"a", {{"internode_latency_us", 10}}}, {"b", {{"internode_latency_us", 12}}},
+                               {"c", {{"internode_latency_us", 61}}}, {"d", {{"internode_latency_us", 11}}}});
+  const Diagnosis d = diagnose(f, o);
+  ASSERT_EQ(d.suspects.size(), 1u);
+  EXPECT_EQ(d.suspects[0].subject, "c");
+  // Two nodes are no fleet (min_count 3): no ranking, the gross factor included.
+  const FleetDir two = fleet_of({{"a", {{"internode_latency_us", 10}}}, {"c", {{"internode_latency_us", 100}}}});
+  EXPECT_TRUE(diagnose(two, o).suspects.empty());
+}
+
 TEST(Diagnosis, HighLatencyIsWorse) {
   const FleetDir f = fleet_of({{"a", {{"p2p_latency_us", 5.0}}}, {"b", {{"p2p_latency_us", 5.2}}},
                                {"c", {{"p2p_latency_us", 4.9}}}, {"d", {{"p2p_latency_us", 12}}},
