@@ -107,6 +107,43 @@ TEST(ImportFidelity, TheCollectiveIsDeducedFromTheTableWhenTheLogDoesNotNameIt) 
   EXPECT_NE(why.find("--collective"), std::string::npos) << why;
 }
 
+// At 2 ranks a sendrecv table (nccl-tests prints its unused op, "sum") reads like allreduce's:
+// bus factor 1, no root, S = count x 4. The in-place #wrong column tells them apart where the
+// run validated: nccl-tests checks allreduce in place, never sendrecv.
+std::string two_rank_sum_table(const std::string& wrong_oop, const std::string& wrong_ip) {
+  std::string rows;
+  for (long long size : {1048576LL, 2097152LL, 4194304LL}) {
+    testing::RowSpec r;
+    r.size = size;
+    r.count = size / 4;
+    r.time_oop = r.time_ip = 100.0 + static_cast<double>(size) / 20000.0;
+    r.wrong_oop = wrong_oop;
+    r.wrong_ip = wrong_ip;
+    rows += testing::nccl_row(r);
+  }
+  return testing::nccl_column_header() + rows;
+}
+
+TEST(ImportFidelity, TwoRankSumTablesAreToldApartByTheInPlaceCheck) {
+  const std::string dir = testing::fresh_temp_dir();
+  ImportOptions two;
+  two.nranks = 2;
+  two.ranks_per_node = 2;
+  const auto ar = import_text(dir, two_rank_sum_table("0", "0"), two);
+  EXPECT_EQ(ar[0].collective, "allreduce");
+  EXPECT_NE(ar[0].collective_from.find("in-place results checked"), std::string::npos) << ar[0].collective_from;
+  const auto sr = import_text(dir, two_rank_sum_table("0", "N/A"), two);
+  EXPECT_EQ(sr[0].collective, "sendrecv");
+  EXPECT_NE(sr[0].collective_from.find("in-place #wrong N/A"), std::string::npos) << sr[0].collective_from;
+  // -c 0: every #wrong N/A, nothing tells them apart; refused, naming both.
+  const std::string why = refusal(dir, two_rank_sum_table("N/A", "N/A"), two);
+  EXPECT_NE(why.find("allreduce or sendrecv"), std::string::npos) << why;
+  // A log that names sendrecv_perf gets no "does not look like" note for its printed "sum".
+  const auto named = import_text(dir, testing::nccl_preamble("sendrecv_perf", 1, 2) + two_rank_sum_table("0", "N/A"));
+  EXPECT_EQ(named[0].collective, "sendrecv");
+  for (const auto& note : named[0].notes) EXPECT_EQ(note.find("does not look like"), std::string::npos) << note;
+}
+
 TEST(ImportFidelity, AnUnknownRankCountIsNamedWhenTheTableStaysAmbiguous) {
   const std::string dir = testing::fresh_temp_dir();
   // Old nccl-tests (no redop or root column), S = count x 4: allreduce, broadcast, reduce and
