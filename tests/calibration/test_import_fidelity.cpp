@@ -61,7 +61,8 @@ TEST(ImportFidelity, OpenMpiTagsInsideALineAreRemoved) {
   EXPECT_DOUBLE_EQ(runs[0].collectives[0].time_us, 42.0);
 }
 
-std::string headless_table(const std::string& redop, int root, long long count_divisor, double factor) {
+std::string headless_table(const std::string& redop, int root, long long count_divisor, double factor,
+                           const std::string& wrong_oop = "0", const std::string& wrong_ip = "0") {
   std::string rows;
   for (long long size : {1048576LL, 2097152LL, 4194304LL}) {
     testing::RowSpec r;
@@ -71,6 +72,8 @@ std::string headless_table(const std::string& redop, int root, long long count_d
     r.root = root;
     r.time_oop = r.time_ip = 100.0 + static_cast<double>(size) / 20000.0;
     r.factor = factor;
+    r.wrong_oop = wrong_oop;
+    r.wrong_ip = wrong_ip;
     rows += testing::nccl_row(r);
   }
   return testing::nccl_column_header() + rows;
@@ -111,17 +114,7 @@ TEST(ImportFidelity, TheCollectiveIsDeducedFromTheTableWhenTheLogDoesNotNameIt) 
 // bus factor 1, no root, S = count x 4. The in-place #wrong column tells them apart where the
 // run validated: nccl-tests checks allreduce in place, never sendrecv.
 std::string two_rank_sum_table(const std::string& wrong_oop, const std::string& wrong_ip) {
-  std::string rows;
-  for (long long size : {1048576LL, 2097152LL, 4194304LL}) {
-    testing::RowSpec r;
-    r.size = size;
-    r.count = size / 4;
-    r.time_oop = r.time_ip = 100.0 + static_cast<double>(size) / 20000.0;
-    r.wrong_oop = wrong_oop;
-    r.wrong_ip = wrong_ip;
-    rows += testing::nccl_row(r);
-  }
-  return testing::nccl_column_header() + rows;
+  return headless_table("sum", -1, 1, 1.0, wrong_oop, wrong_ip);
 }
 
 TEST(ImportFidelity, TwoRankSumTablesAreToldApartByTheInPlaceCheck) {
