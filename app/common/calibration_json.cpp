@@ -1,5 +1,7 @@
 #include "app/common/calibration_json.h"
 
+#include <algorithm>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -25,6 +27,14 @@ json distinct_values(const BenchResults& b, const std::string& column) {
   return json(std::vector<std::string>(values.begin(), values.end()));
 }
 
+// Ok rows with suspect timings that the fits left out (0 with --allow-suspect).
+std::size_t suspect_left_out(const BenchResults& b) {
+  std::size_t n = 0;
+  for (std::size_t r : b.suspect_rows)
+    if (std::find(b.ok_rows.begin(), b.ok_rows.end(), r) == b.ok_rows.end()) ++n;
+  return n;
+}
+
 }  // namespace
 
 json build_calibration(const ResultsDir& results) {
@@ -38,6 +48,7 @@ json build_calibration(const ResultsDir& results) {
     sources[name] = {{"csv", name + ".csv"},
                      {"rows", b.table.row_count()},
                      {"ok_rows", b.ok_rows.size()},
+                     {"suspect_left_out", suspect_left_out(b)},
                      {"devices", distinct_values(b, "device")},
                      {"backends", distinct_values(b, "backend")},
                      {"has_samples", b.samples_by_point.has_value()}};

@@ -180,4 +180,15 @@ void validate_calibration(const json& doc, const std::string& source) {
   if (doc.contains("run_metadata")) c.field(doc, root, "run_metadata", Kind::object);
 }
 
+std::string left_out_as_suspect(const nlohmann::json& calibration, const std::string& bench) {
+  const nlohmann::json* sources = calibration.is_object() && calibration.contains("sources") ? &calibration["sources"] : nullptr;
+  if (!sources || !sources->contains(bench) || !(*sources)[bench].is_object()) return "";
+  const nlohmann::json& s = (*sources)[bench];
+  if (!s.contains("suspect_left_out") || !s["suspect_left_out"].is_number_integer()) return "";
+  const auto n = s["suspect_left_out"].get<int64_t>();
+  if (n <= 0) return "";
+  return " (" + std::to_string(n) + " ok " + bench + " row(s) were left out: their timings are suspect, preempted by " +
+         "other work; rerun on a quiet machine, or pass --allow-suspect)";
+}
+
 }  // namespace gpucal::calibration

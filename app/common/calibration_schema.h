@@ -18,4 +18,9 @@ class SchemaError : public std::runtime_error {
 // Throws SchemaError "SOURCE: $.path: what"; `source` names the file.
 void validate_calibration(const nlohmann::json& doc, const std::string& source);
 
+// Why a bench's rows may be missing from `calibration`: " (N ok gemm row(s) were left out: their
+// timings are suspect ...; rerun on a quiet machine, or pass --allow-suspect)", or "" when the
+// fit left none out. Appended to the "no rows" refusals of the exports and predict.
+std::string left_out_as_suspect(const nlohmann::json& calibration, const std::string& bench);
+
 }  // namespace gpucal::calibration

@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "app/export/export_comm.h"
+#include "app/common/calibration_schema.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
 #include "app/export/workload_refit.h"
@@ -227,7 +228,7 @@ json system_json(const json& calibration, std::size_t ndims, const std::optional
                            " TFLOP/s, the achieved rate of the reference " + gemm->describe() +
                            ", so the roofline's compute time of that GEMM is ours");
   } else {
-    report.refused.push_back(missing_figure("peak-perf", "no GEMM rows", "bench_gemm (gpucal run)", "", ""));
+    report.refused.push_back(missing_figure("peak-perf", "no GEMM rows" + left_out_as_suspect(calibration, "gemm"), "bench_gemm (gpucal run)", "", ""));
   }
   return system;
 }

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "app/export/export_comm.h"
+#include "app/common/calibration_schema.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
 #include "app/export/workload_refit.h"
@@ -112,7 +113,7 @@ json matrix_table(const json& calibration, ExportReport& report) {
                       {"gflops_efficiency", step_table_floor_zero(table["gflops_efficiency"])}};
     }
   if (matrix.empty())
-    report.refused.push_back(missing_figure("matrix", "no GEMM rows of a Calculon dtype",
+    report.refused.push_back(missing_figure("matrix", "no GEMM rows of a Calculon dtype" + left_out_as_suspect(calibration, "gemm"),
                                             "bench_gemm (gpucal run --suite calibration)", "", ""));
   else
     report.notes.push_back(

@@ -24,6 +24,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
   cmd->add_option("--set", set_items_, set_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_allow_suspect_flag(*cmd, allow_suspect_);
+  cmd->add_flag("--verbose", verbose_, "print every note and assumption (NOTES.md beside each export holds them)");
   workload_.add(*cmd);
   cmd->footer(examples_footer({
       {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
@@ -54,7 +55,7 @@ int ExportCommand::run() {
   settings.set_workload(workload_.resolve(source_, results ? &*results : nullptr, calibration));
   int status = 0;
   for (const ExportReport& r : export_to(calibration, target_, out_dir, settings)) {
-    std::cout << format_export_report(r, /*with_refusals=*/false);
+    std::cout << terminal_export_report(r, verbose_);
     for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
     if (!r.ok()) status = 2;
   }

@@ -22,6 +22,7 @@ class ExportCommand : public Command {
   std::string source_, target_, out_dir_;
   std::vector<std::string> set_items_;
   bool allow_suspect_ = false;
+  bool verbose_ = false;  // every note and assumption on the terminal, not only in NOTES.md
   ExportWorkloadFlags workload_;
 };
 

@@ -44,6 +44,21 @@ std::string format_export_report(const ExportReport& r, bool with_refusals) {
   return s.str();
 }
 
+std::string terminal_export_report(const ExportReport& r, bool verbose) {
+  const auto notes_file = std::find_if(r.files_written.begin(), r.files_written.end(), [](const std::string& f) {
+    return fs::path(f).filename() == "NOTES.md";
+  });
+  if (verbose || (r.ok() && notes_file == r.files_written.end())) return format_export_report(r, /*with_refusals=*/false);
+  ExportReport brief = r;
+  brief.assumed.clear();
+  brief.notes.clear();
+  std::string text = format_export_report(brief, false);
+  if (!r.notes.empty() || !r.assumed.empty())
+    text += "  " + std::to_string(r.notes.size()) + " note(s), " + std::to_string(r.assumed.size()) + " assumption(s)" +
+            (r.ok() ? ": " + *notes_file : std::string()) + " (--verbose prints them)\n";
+  return text;
+}
+
 void write_export(ExportReport& report, const std::string& out_dir,
                   const std::vector<std::pair<std::string, std::string>>& files) {
   if (!report.ok()) return;

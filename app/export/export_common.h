@@ -38,6 +38,9 @@ std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std
 // The report as text; with_refusals = false leaves the "missing:" lines out (the command prints
 // those on stderr).
 std::string format_export_report(const ExportReport& report, bool with_refusals = true);
+// The terminal's lines for `report`: the format above with `verbose`; else what was written (or
+// refused) and one line counting the notes and assumptions, which NOTES.md holds where written.
+std::string terminal_export_report(const ExportReport& report, bool verbose);
 
 // Writes `files` (name relative to out_dir/<consumer>, content) and NOTES.md when the report
 // has no refusals, and records them in files_written; writes nothing otherwise.

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "app/export/export_comm.h"
+#include "app/common/calibration_schema.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
 #include "app/export/workload_refit.h"
@@ -41,7 +42,7 @@ void matrix_rate(const json& calibration, ExportReport& report, json& system) {
   const int elem = dtype ? dtype_size_bytes(*dtype).value_or(0) : 0;
   if (!gemm || elem == 0) {
     report.refused.push_back(
-        missing_figure("matrix_flops_fp16", "no GEMM rows", "bench_gemm (gpucal run)", "", ""));
+        missing_figure("matrix_flops_fp16", "no GEMM rows" + left_out_as_suspect(calibration, "gemm"), "bench_gemm (gpucal run)", "", ""));
     return;
   }
   if (gemm->time_us * 1e-6 <= kNerscOpOverheadS) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/formulas/kernel_table.h"
+#include "app/common/calibration_schema.h"
 #include "app/fit/comm_forms.h"
 #include "app/fit/comm_interval.h"
 #include "app/fit/compute_tables.h"
@@ -109,7 +110,7 @@ std::optional<OpCost> OpCoster::from_gemm_table(const ModelOp& op, std::string& 
   const std::string dt = to_string(op.dtype);
   const json* g = calibration_.is_object() ? &calibration_["compute"]["gemm"] : nullptr;
   if (!g || !g->contains(dt)) {
-    why = "no gemm row of this shape and no compute.gemm." + dt + " table";
+    why = "no gemm row of this shape and no compute.gemm." + dt + " table" + calibration::left_out_as_suspect(calibration_, "gemm");
     return std::nullopt;
   }
   const json& table = (*g)[dt];

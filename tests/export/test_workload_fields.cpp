@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/export/export_common.h"
 #include "tests/calibration/synthetic_results.h"
 #include "tests/calibration/test_util.h"
 #include "tests/calibration/tool_formulas_reference.h"
@@ -200,6 +201,30 @@ TEST(WorkloadFields, WithoutModelEveryFileIsAsBefore) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/out/calculon")) << log;
   for (const char* notes : {"astrasim/NOTES.md", "nersc/NOTES.md", "vtrain/NOTES.md"})
     EXPECT_EQ(read_text(dir + "/out/" + notes).find("Workload-aware"), std::string::npos) << notes;
+}
+
+
+// The terminal gets what was written and a count; NOTES.md holds the notes (--verbose prints them).
+// A refused export writes no NOTES.md: its count says --verbose prints them.
+TEST(ExportTerminal, NotesStayInNotesMdUnlessVerbose) {
+  ExportReport r;
+  r.consumer = "vtrain";
+  r.files_written = {"out/vtrain/system_config.json", "out/vtrain/NOTES.md"};
+  r.notes = {"16 GPUs: from allreduce/fp32/n16", "system_config.json: merge these keys"};
+  r.assumed = {"gpus_per_node = 8: from the rank lines"};
+  const std::string brief = terminal_export_report(r, false);
+  EXPECT_EQ(brief.find("note: "), std::string::npos) << brief;
+  EXPECT_EQ(brief.find("assumed: "), std::string::npos) << brief;
+  EXPECT_NE(brief.find("2 note(s), 1 assumption(s): out/vtrain/NOTES.md"), std::string::npos) << brief;
+  const std::string verbose = terminal_export_report(r, true);
+  EXPECT_NE(verbose.find("  note: 16 GPUs: from allreduce/fp32/n16\n"), std::string::npos) << verbose;
+  EXPECT_NE(verbose.find("  assumed: gpus_per_node = 8"), std::string::npos) << verbose;
+  r.files_written.clear();
+  r.refused = {"AR_GPU<N>_1M_1024M_LUT: no allreduce group"};
+  const std::string refused = terminal_export_report(r, false);
+  EXPECT_NE(refused.find("REFUSED"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("  2 note(s), 1 assumption(s) (--verbose prints them)"), std::string::npos) << refused;
+  EXPECT_NE(terminal_export_report(r, true).find("  note: system_config.json: merge these keys"), std::string::npos);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ usage: check_loaded_run.py BENCH_MEMORY GPUCAL WORKDIR [--hog-seconds S]
 """
 import argparse
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -70,9 +71,15 @@ def main():
     left_out = f"{len(flagged)} ok row(s) with suspect timings left out of the fits"
     if fit.returncode != 0 or left_out not in fit.stdout + fit.stderr:
         fail(f"gpucal fit did not leave the suspect rows out (exit {fit.returncode}): {fit.stdout[-1500:]} {fit.stderr[-1500:]}")
+    left = json.load(open(os.path.join(folder, "calibration.json")))["sources"]["memory"]["suspect_left_out"]
+    if left != len(flagged):
+        fail(f"calibration.json sources.memory.suspect_left_out is {left}, expected {len(flagged)}")
     allowed = subprocess.run([a.gpucal, "fit", folder, "--allow-suspect"], capture_output=True, text=True)
     if allowed.returncode != 0 or "used in the fits (--allow-suspect)" not in allowed.stdout + allowed.stderr:
         fail(f"gpucal fit --allow-suspect: exit {allowed.returncode}: {allowed.stdout[-1500:]}")
+    left = json.load(open(os.path.join(folder, "calibration.json")))["sources"]["memory"]["suspect_left_out"]
+    if left != 0:
+        fail(f"with --allow-suspect, sources.memory.suspect_left_out is {left}, expected 0")
     print(f"OK: {len(flagged)} of {len(rows)} rows flagged suspect under load; fit leaves them out, "
           "--allow-suspect uses them")
 

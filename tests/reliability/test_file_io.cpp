@@ -275,5 +275,20 @@ TEST(CalibrationSchema, FitOutputIsValid) {
   }
 }
 
+
+// A bench whose ok rows were all left out as suspect says so where its figures are missing.
+TEST(SuspectLeftOut, TheRefusalSaysWhyTheRowsAreMissing) {
+  nlohmann::json c = {{"sources", {{"gemm", {{"rows", 16}, {"ok_rows", 0}, {"suspect_left_out", 8}}},
+                                   {"memory", {{"rows", 4}, {"ok_rows", 4}, {"suspect_left_out", 0}}}}}};
+  const std::string why = calibration::left_out_as_suspect(c, "gemm");
+  EXPECT_NE(why.find("8 ok gemm row(s) were left out"), std::string::npos) << why;
+  EXPECT_NE(why.find("--allow-suspect"), std::string::npos) << why;
+  EXPECT_EQ(calibration::left_out_as_suspect(c, "memory"), "");
+  EXPECT_EQ(calibration::left_out_as_suspect(c, "attention"), "");  // not in the sources
+  c["sources"]["gemm"]["suspect_left_out"] = "eight";              // a wrong type says nothing
+  EXPECT_EQ(calibration::left_out_as_suspect(c, "gemm"), "");
+  EXPECT_EQ(calibration::left_out_as_suspect(nlohmann::json::array(), "gemm"), "");
+}
+
 }  // namespace
 }  // namespace gpucal
