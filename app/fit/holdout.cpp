@@ -108,12 +108,18 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
                                  " (needs " + std::to_string(min_fit_sizes + 1) + ")";
     return result;
   }
+  // Fold f leaves out the sizes of rank f, f + folds, f + 2 folds, ...: one size per fold up to
+  // kMaxLeaveOutFolds sizes, interleaved groups beyond (a dense sweep of 256 sizes: 32 fits, not 256).
+  const std::vector<double> by_rank(sizes.begin(), sizes.end());
+  const std::size_t folds = std::min(by_rank.size(), static_cast<std::size_t>(kMaxLeaveOutFolds));
   std::vector<double> predicted, measured, point_sizes;
-  for (double left_out : sizes) {
+  for (std::size_t f = 0; f < folds; ++f) {
+    std::set<double> left_out;
+    for (std::size_t r = f; r < by_rank.size(); r += folds) left_out.insert(by_rank[r]);
     std::vector<SizeTimePoint> train;
     std::vector<double> held_sizes;
     for (const auto& p : points) {
-      if (p.size_bytes == left_out) {
+      if (left_out.count(p.size_bytes) != 0) {
         held_sizes.push_back(p.size_bytes);
         point_sizes.push_back(p.size_bytes);
         measured.push_back(p.time_us);
@@ -121,11 +127,20 @@ HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int m
         train.push_back(p);
       }
     }
+    std::set<double> train_sizes;
+    for (const auto& p : train) train_sizes.insert(p.size_bytes);
+    if (static_cast<int>(train_sizes.size()) < min_fit_sizes) {
+      result.reason_not_computed = "too few distinct sizes left in a leave-out fold: " +
+                                   std::to_string(train_sizes.size()) + " (needs " + std::to_string(min_fit_sizes) + ")";
+      return result;
+    }
     try {
       for (double t : fit_and_predict(train, held_sizes)) predicted.push_back(t);
     } catch (const std::exception& e) {
       result.reason_not_computed =
-          "leave-one-out fit without size " + std::to_string(left_out) + " failed: " + e.what();
+          "leave-one-out fit without size " + std::to_string(*left_out.begin()) +
+          (left_out.size() > 1 ? " (and " + std::to_string(left_out.size() - 1) + " more)" : std::string()) +
+          " failed: " + e.what();
       return result;
     }
   }

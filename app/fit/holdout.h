@@ -34,6 +34,7 @@ struct HeldOutError {
 };
 
 constexpr int kHoldoutEvery = 3;
+constexpr int kMaxLeaveOutFolds = 32;
 
 // Indices (into `points`) whose size is held out.
 std::vector<std::size_t> heldout_indices(const std::vector<SizeTimePoint>& points);
@@ -45,9 +46,12 @@ using FitAndPredict =
 HeldOutError heldout_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
                            const FitAndPredict& fit_and_predict);
 
-// Leave-one-out over the distinct sizes; `heldout_sizes_bytes` lists every size. Not computed
-// when fewer than min_fit_sizes + 1 distinct sizes exist; a fold whose fit fails makes the
-// whole estimate not computed (with the reason).
+// Leave-one-out over the distinct sizes; `heldout_sizes_bytes` lists every size. Beyond
+// kMaxLeaveOutFolds distinct sizes, each of kMaxLeaveOutFolds folds leaves out an interleaved
+// group (every kMaxLeaveOutFolds-th size by rank): every size is still predicted by a fit
+// without it, and a dense sweep costs 32 fits instead of one per size. Not computed when fewer
+// than min_fit_sizes + 1 distinct sizes exist; a fold whose fit fails makes the whole estimate
+// not computed (with the reason).
 HeldOutError leave_one_out_error(const std::vector<SizeTimePoint>& points, int min_fit_sizes,
                                  const FitAndPredict& fit_and_predict);
 
