@@ -190,12 +190,15 @@ std::optional<OpCost> OpCoster::from_memory_table(const ModelOp& op, std::string
   // read) their curve (bandwidth by working set, the best implementation's points).
   std::vector<std::pair<double, double>> bytes_gbps;
   std::string source;
+  // const json's operator[] on a missing key is undefined behaviour: every key is checked first.
   const json mem = calibration_.is_object() && calibration_.contains("memory") ? calibration_["memory"] : json();
-  if (mem.is_object() && mem["ops"].contains(m.kernel) && mem["ops"][m.kernel].contains(dt)) {
+  const auto has = [](const json& j, const std::string& key) { return j.is_object() && j.contains(key); };
+  if (has(mem, "ops") && has(mem["ops"], m.kernel) && has(mem["ops"][m.kernel], dt) &&
+      has(mem["ops"][m.kernel][dt], "by_bytes")) {
     for (const auto& e : mem["ops"][m.kernel][dt]["by_bytes"])
       bytes_gbps.emplace_back(e["bytes"].get<double>(), e["bandwidth_gbps"].get<double>());
     source = "calibration memory.ops." + m.kernel + "." + dt + ".by_bytes";
-  } else if (mem.is_object() && mem["stream"].contains("curves")) {
+  } else if (has(mem, "stream") && has(mem["stream"], "curves")) {
     for (const auto& curve : mem["stream"]["curves"]) {
       if (curve["kernel"] != m.kernel || curve["dtype"] != dt) continue;
       for (const auto& p : curve["points"])
@@ -207,7 +210,7 @@ std::optional<OpCost> OpCoster::from_memory_table(const ModelOp& op, std::string
   std::sort(bytes_gbps.begin(), bytes_gbps.end());
   bool inside = false;
   double gbps = bytes_gbps.empty() ? 0 : interpolate_log2(bytes_gbps, bytes, inside);
-  if (!(gbps > 0) && mem.is_object() && mem["device_bandwidth_gbps"].is_number()) {
+  if (!(gbps > 0) && has(mem, "device_bandwidth_gbps") && mem["device_bandwidth_gbps"].is_number()) {
     gbps = mem["device_bandwidth_gbps"].get<double>();
     inside = false;
     source = "calibration memory.device_bandwidth_gbps";
