@@ -1,7 +1,6 @@
 #include "app/common/calibration_json.h"
 
 #include <algorithm>
-
 #include <fstream>
 #include <set>
 #include <sstream>

@@ -197,7 +197,6 @@ LauncherCounts parse_launcher(const std::string& command_line) {
       return a.substr(2);
     return std::nullopt;
   };
-  auto as_int = launcher_count;
   // An nccl-tests program started with no launcher is one process: -t threads x -g GPUs ranks, on
   // one node (the defaults are 1 and 1).
   static const std::regex kPerfProgram(R"(_perf(_mpi)?$)");
@@ -205,9 +204,9 @@ LauncherCounts parse_launcher(const std::string& command_line) {
     int64_t threads = 1, gpus = 1;
     for (std::size_t i = 1; i < t.size(); ++i) {
       for (const char* f : {"-t", "--nthreads"})
-        if (auto v = as_int(value_of(i, f))) threads = *v;
+        if (auto v = launcher_count(value_of(i, f))) threads = *v;
       for (const char* f : {"-g", "--ngpus"})
-        if (auto v = as_int(value_of(i, f))) gpus = *v;
+        if (auto v = launcher_count(value_of(i, f))) gpus = *v;
     }
     if (threads * gpus <= kMaxRanks) {
       c.nranks = c.ranks_per_node = static_cast<int>(threads * gpus);
@@ -218,20 +217,20 @@ LauncherCounts parse_launcher(const std::string& command_line) {
   for (std::size_t i = 1; i < t.size(); ++i) {
     if (slurm) {
       for (const char* f : {"-n", "--ntasks"})
-        if (auto v = as_int(value_of(i, f))) c.nranks = v;
+        if (auto v = launcher_count(value_of(i, f))) c.nranks = v;
       for (const char* f : {"-N", "--nodes"})
-        if (auto v = as_int(value_of(i, f))) c.nnodes = v;
-      if (auto v = as_int(value_of(i, "--ntasks-per-node"))) c.ranks_per_node = v;
+        if (auto v = launcher_count(value_of(i, f))) c.nnodes = v;
+      if (auto v = launcher_count(value_of(i, "--ntasks-per-node"))) c.ranks_per_node = v;
     } else {
       for (const char* f : {"-np", "-n", "--np", "-c"})
-        if (auto v = as_int(value_of(i, f))) c.nranks = v;
+        if (auto v = launcher_count(value_of(i, f))) c.nranks = v;
       for (const char* f : {"-N", "--npernode", "-npernode"})
-        if (auto v = as_int(value_of(i, f))) c.ranks_per_node = v;
+        if (auto v = launcher_count(value_of(i, f))) c.ranks_per_node = v;
       if (auto hosts = value_of(i, "-H"); hosts || (hosts = value_of(i, "--host"))) count_hosts(*hosts, c);
       if (auto map = value_of(i, "--map-by")) {
         static const std::regex kPpr(R"(ppr:(\d+):node)");
         std::smatch m;
-        if (std::regex_search(*map, m, kPpr)) c.ranks_per_node = as_int(m[1].str());
+        if (std::regex_search(*map, m, kPpr)) c.ranks_per_node = launcher_count(m[1].str());
       }
     }
   }

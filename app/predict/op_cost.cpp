@@ -191,7 +191,8 @@ std::optional<OpCost> OpCoster::from_memory_table(const ModelOp& op, std::string
   std::vector<std::pair<double, double>> bytes_gbps;
   std::string source;
   // const json's operator[] on a missing key is undefined behaviour: every key is checked first.
-  const json mem = calibration_.is_object() && calibration_.contains("memory") ? calibration_["memory"] : json();
+  static const json kNone;
+  const json& mem = calibration_.is_object() && calibration_.contains("memory") ? calibration_["memory"] : kNone;
   const auto has = [](const json& j, const std::string& key) { return j.is_object() && j.contains(key); };
   if (has(mem, "ops") && has(mem["ops"], m.kernel) && has(mem["ops"][m.kernel], dt) &&
       has(mem["ops"][m.kernel][dt], "by_bytes")) {
