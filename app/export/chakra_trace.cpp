@@ -74,7 +74,7 @@ std::string node_name(const ModelOp& op, const ProgramNode& node, bool chunked) 
 }
 
 // Whole microseconds, the rounding error carried to the next call of the same lane.
-struct Rounder {
+struct MicrosRounder {
   double exact = 0;
   uint64_t written = 0;
   uint64_t next(double us) {
@@ -91,7 +91,7 @@ struct RankContext {
   int64_t rank;
   RankLayout& ranks;
   const TraceShape& shape;
-  Rounder compute, comm;
+  MicrosRounder compute, comm;
 };
 
 void fill_collective(pb::Node& n, const ModelOp& op, RankContext& c, bool critical) {

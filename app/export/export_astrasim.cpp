@@ -35,9 +35,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-const char* kCollectivesRun = "bench_collectives (gpucal run --threads N, or under a launcher)";
-
 std::string yaml_list(const std::vector<std::string>& v) {
   std::string s = "[ ";
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];

@@ -30,8 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* kCollectivesRun = "bench_collectives (gpucal run --threads N, or under a launcher)";
-
 struct TierInput {
   int spans_nodes = 0;
   double around_bytes = 0;  // --set comm_bytes

@@ -53,6 +53,10 @@ std::string format_export_notes(const ExportReport& report, const std::string& d
 
 // ---- helpers shared by the exporters ----
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// What measures the collectives an export needs, for its refusals.
+constexpr const char* kCollectivesRun = "bench_collectives (gpucal run --threads N, or under a launcher)";
+
 // Our dtype names -> Calculon / nccl-tests names; bytes per element.
 std::string calculon_dtype_name(const std::string& dtype);
 std::string nccl_type_name(const std::string& dtype);

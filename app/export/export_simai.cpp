@@ -77,7 +77,7 @@ bool ends_with(const std::string& s, const char* p) {
 }
 
 // Whole nanoseconds, the rounding error carried to the next value of the same column.
-struct Rounder {
+struct NanosRounder {
   double exact = 0;
   int64_t written = 0;
   int64_t next(double ns) {
@@ -181,7 +181,7 @@ std::string workload_text(const ExportWorkload& w, const StageProgram& p, const 
       break;
     }
   s << "\n" << lines.size() << "\n";
-  Rounder fwd, ig, wg;
+  NanosRounder fwd, ig, wg;
   for (const Line& line : lines)
     s << line.name << "\t-1\t" << fwd.next(line.fwd_ns) << "\t" << line.fwd.type << "\t" << line.fwd.size << "\t"
       << ig.next(line.ig_ns) << "\t" << line.ig.type << "\t" << line.ig.size << "\t" << wg.next(line.wg_ns) << "\t"

@@ -40,7 +40,6 @@ using nlohmann::json;
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
 
 // vTrain lowercases its gpu_name to find the folder; a name of [a-z0-9._-] survives that.
 std::string gpu_folder_name(const json& calibration, const ExportSettings& settings) {

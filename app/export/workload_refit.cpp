@@ -14,8 +14,6 @@ namespace tf = tool_formulas;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // The tool's time of one operation from its fields.
 using ToolTime = std::function<double(const json& fields, const StepOp& op)>;
 

@@ -69,7 +69,7 @@ std::vector<double> measured_times(const json& g, double size) {
   return times;
 }
 
-std::string fixed(double v, int digits = 3) {
+std::string significant(double v, int digits = 3) {
   std::ostringstream o;
   o.precision(digits);
   o << v;
@@ -110,7 +110,7 @@ double own_time_us(const json& g, double size, std::string& form, bool& in_range
   if (at.computed)
     band = {true, at.halfwidth_log, at.halfwidth_log,
             "the group's conformal 90% interval (" + interval.value("form", std::string("?")) + " residuals, w " +
-                fixed(at.multiplier) + (in_range ? "" : ", beyond the measured sizes") + ")"};
+                significant(at.multiplier) + (in_range ? "" : ", beyond the measured sizes") + ")"};
   else
     band = {false, 0, 0,
             "none: " + (interval.is_object() ? interval.value("reason", std::string("no interval")) :
@@ -262,7 +262,7 @@ std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, 
   out.groups = {key_of(*below), key_of(*above)};
   out.form = f1 == f2 ? f1 : f1 + "+" + f2;
   out.provenance = in1 && in2 ? Provenance::interpolated : Provenance::extrapolated;
-  out.method = "bus bandwidth interpolated in log2(ranks) between " + fixed(n1, 6) + " and " + fixed(n2, 6) +
+  out.method = "bus bandwidth interpolated in log2(ranks) between " + significant(n1, 6) + " and " + significant(n2, 6) +
                " measured ranks (" + tier + ")" + pool.rpn_note;
   return q.size_bytes * factor / busbw;
 }
@@ -289,7 +289,7 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
     band.down_log *= widen;
     band.up_log *= widen;
     if (band.has)
-      band.rule = "the interval of " + fixed(static_cast<double>(n0), 6) + " measured ranks x " + fixed(widen) +
+      band.rule = "the interval of " + significant(static_cast<double>(n0), 6) + " measured ranks x " + significant(widen) +
                   " (1 + |log2(n / n_measured)|, a rule: rank extrapolation is not measured); there " + band.rule;
   }
   Line line;
@@ -313,10 +313,10 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   out.form = form;
   out.provenance = Provenance::extrapolated;
   out.method =
-      "from " + fixed(static_cast<double>(n0), 6) + " measured ranks: " + form +
+      "from " + significant(static_cast<double>(n0), 6) + " measured ranks: " + form +
       (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
                         : "") +
-      ", alpha x " + fixed(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
+      ", alpha x " + significant(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
       " bus bandwidth kept" + pool.rpn_note;
   return line.alpha_us * scale + bus_bytes * line.us_per_bus_byte;
 }

@@ -139,7 +139,7 @@ MemoryRows split_by_family(const CsvTable& t, const std::vector<std::size_t>& ok
 }
 
 // A figure for the device's bandwidth from one of copy's curves.
-struct Candidate {
+struct TableCandidate {
   bool fp32;
   double gbps;
   std::string source;
@@ -171,7 +171,7 @@ std::map<std::string, Plateau> longest_per_level(const std::vector<Plateau>& str
 
 // Without a memory plateau (fewer than 2 flat points beyond the caches), copy's points at
 // >= 4x the last-level cache stand in, as bench_memory's own fraction_of_copy does.
-std::optional<Candidate> copy_beyond_last_cache(const CurveKey& key, const std::vector<std::pair<double, double>>& xy,
+std::optional<TableCandidate> copy_beyond_last_cache(const CurveKey& key, const std::vector<std::pair<double, double>>& xy,
                                                 const std::vector<CacheLevelFact>& levels) {
   const auto& [kernel, dtype, impl] = key;
   double llc = 0;
@@ -181,7 +181,7 @@ std::optional<Candidate> copy_beyond_last_cache(const CurveKey& key, const std::
   for (const auto& [ws, gbps] : xy)
     if (ws >= 4 * llc) beyond.push_back(gbps);
   if (beyond.empty()) return std::nullopt;
-  return Candidate{dtype == "fp32", median_of(beyond),
+  return TableCandidate{dtype == "fp32", median_of(beyond),
                    "bench_memory copy " + dtype + " " + impl + " median of " + std::to_string(beyond.size()) +
                        " point(s) >= 4x the last-level cache",
                    xy};
@@ -190,7 +190,7 @@ std::optional<Candidate> copy_beyond_last_cache(const CurveKey& key, const std::
 // One STREAM curve (hot rows preferred): its best point per working set and its flat stretches;
 // the longest stretch of each level goes to `plateaus`, copy's memory figures to `candidates`.
 json stream_curve(const CsvTable& t, const CurveKey& key, const std::vector<std::size_t>& all_rows,
-                  const std::vector<CacheLevelFact>& levels, json& plateaus, std::vector<Candidate>& candidates) {
+                  const std::vector<CacheLevelFact>& levels, json& plateaus, std::vector<TableCandidate>& candidates) {
   const auto& [kernel, dtype, impl] = key;
   const auto rows = hot_first(t, all_rows);
   json pts = json::array();
@@ -220,7 +220,7 @@ json stream_curve(const CsvTable& t, const CurveKey& key, const std::vector<std:
 }
 
 json stream_table(const CsvTable& t, const MemoryRows& rows, const std::vector<CacheLevelFact>& levels,
-                  std::vector<Candidate>& candidates, std::vector<std::string>& missing) {
+                  std::vector<TableCandidate>& candidates, std::vector<std::string>& missing) {
   json levels_json = json::array();
   for (const auto& c : levels) levels_json.push_back({{"name", c.name}, {"bytes", c.bytes}});
   json curves_json = json::array(), plateaus_json = json::array();
@@ -235,12 +235,12 @@ json stream_table(const CsvTable& t, const MemoryRows& rows, const std::vector<C
 
 // The device's bandwidth: copy's memory plateau, fp32 preferred, the fastest implementation;
 // else the best p2p d2d copy. Written into `out`; returns it (0: none).
-double device_bandwidth(json& out, const std::vector<Candidate>& candidates, const json& d2d,
+double device_bandwidth(json& out, const std::vector<TableCandidate>& candidates, const json& d2d,
                         std::vector<std::string>& missing) {
   double device_bw = 0;
   std::string device_source;
   const bool any_fp32 = std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return c.fp32; });
-  const Candidate* chosen = nullptr;
+  const TableCandidate* chosen = nullptr;
   for (const auto& c : candidates)
     if (c.fp32 == any_fp32 && c.gbps > device_bw) device_bw = c.gbps, device_source = c.source, chosen = &c;
   if (device_bw > 0) {
@@ -346,7 +346,7 @@ json memory_section(const BenchResults* p2p, const BenchResults* memory, std::ve
   t.require_columns({"kernel", "family", "dtype", "impl", "working_set_bytes", "bytes", "bandwidth_gbps"});
   const std::vector<CacheLevelFact> levels = cache_facts(memory->sidecar);
   const MemoryRows rows = split_by_family(t, memory->ok_rows);
-  std::vector<Candidate> device_candidates;  // copy's memory plateaus
+  std::vector<TableCandidate> device_candidates;  // copy's memory plateaus
   out["stream"] = stream_table(t, rows, levels, device_candidates, missing);
   const double device_bw = device_bandwidth(out, device_candidates, d2d, missing);
   out["vector"] = vector_table(t, rows.vector_rows);

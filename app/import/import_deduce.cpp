@@ -43,7 +43,7 @@ std::string join(const std::vector<std::string>& names, const std::string& separ
   return out;
 }
 
-std::string fixed(double v, int decimals) {
+std::string with_decimals(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
@@ -82,7 +82,7 @@ std::string ratio_text(const std::vector<CollectivePoint>& points) {
   for (const auto& p : points)
     if (p.algbw_gbps && p.busbw_gbps && (!best || *p.algbw_gbps > *best->algbw_gbps)) best = &p;
   if (!best || *best->algbw_gbps <= 0) return "";
-  return "busbw/algbw " + fixed(*best->busbw_gbps / *best->algbw_gbps, 3);
+  return "busbw/algbw " + with_decimals(*best->busbw_gbps / *best->algbw_gbps, 3);
 }
 
 // Whether the run checked its in-place results: nullopt where nothing tells (no in-place rows,

@@ -35,7 +35,7 @@ const std::regex kRankLine(
 const std::regex kLibraryLine(R"(^(NCCL version|RCCL version|HIP version|ROCm version|Librccl path)\b.*)");
 const std::regex kCycle(R"(^#\s*Testing\s+(\d+)\s+cycle)");
 const std::regex kFooter(R"(^#\s*(Out of bounds values|Avg bus bandwidth|Collective test concluded)\b)");
-const std::regex kProgram(R"((^|[\s/])[A-Za-z0-9_]+_perf(_mpi)?(\s|$))");
+const std::regex kNcclTestsProgram(R"((^|[\s/])[A-Za-z0-9_]+_perf(_mpi)?(\s|$))");
 // "NCCL INFO comm 0x... rank 0 nranks 16 cudaDev 0 ..." / "... rank 0 nRanks 16 nNodes 2 ...".
 const std::regex kInfoRanks(R"(NCCL INFO .*\bn[Rr]anks (\d+))");
 
@@ -347,7 +347,7 @@ class TextReader {
       throw ImportError(path_, run.first_line, "no data rows follow this run's header");
     }
     const bool named_by_header = !run.program.empty();
-    run.command_line = find_command_line(lines_, previous_end_, run_start_ + 1, kProgram);
+    run.command_line = find_command_line(lines_, previous_end_, run_start_ + 1, kNcclTestsProgram);
     if (run.program.empty() && !run.command_line.empty()) {
       std::smatch m;
       for (const auto& token : split_whitespace(run.command_line))

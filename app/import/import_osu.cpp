@@ -27,7 +27,7 @@ namespace {
 
 const std::regex kTitle(R"(^#\s*OSU\s+\S+?(-(CUDA|ROCm|OpenACC|SYCL))?\s+(.*?)\s+Test(\s+v(\S+))?\s*$)");
 const std::regex kDatatype(R"(^#\s*Datatype:\s*(\S+))");
-const std::regex kProgram(R"((^|[\s/])osu_[a-z_]+(\s|$))");
+const std::regex kOsuProgram(R"((^|[\s/])osu_[a-z_]+(\s|$))");
 
 struct Kind {
   std::string collective, pattern;  // one of the two is set
@@ -97,7 +97,7 @@ ImportedRun start_run(const std::string& path, const std::vector<LogLine>& lines
   run.hardware_lines.push_back(trim(lines[title].text));
   run.collective = kind.collective;
   run.p2p_pattern = kind.pattern;
-  run.command_line = find_command_line(lines, previous_end, title, kProgram);
+  run.command_line = find_command_line(lines, previous_end, title, kOsuProgram);
   for (const auto& t : split_whitespace(run.command_line))
     if (t.find("osu_") != std::string::npos)
       run.program = t.substr(t.rfind('/') == std::string::npos ? 0 : t.rfind('/') + 1);

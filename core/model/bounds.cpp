@@ -8,10 +8,6 @@ namespace gpucal::model {
 
 namespace {
 
-std::string str(int64_t v) {
-  return std::to_string(v);
-}
-
 [[noreturn]] void overflow(const std::string& what) {
   throw UsageError(what + " overflows 64-bit integers: the model or layout is too large to derive");
 }
@@ -57,8 +53,8 @@ void check_bounds(const ModelSpec& m) {
            {"vocab", m.vocab, limits::kVocab},
            {"seq", m.seq, limits::kSeq}})
     if (v > bound)
-      throw UsageError("model '" + m.name + "': " + field + " must be at most " + str(bound) + ", got " +
-                       str(v));
+      throw UsageError("model '" + m.name + "': " + field + " must be at most " + std::to_string(bound) + ", got " +
+                       std::to_string(v));
 }
 
 void check_bounds(const ParallelLayout& l) {
@@ -69,33 +65,33 @@ void check_bounds(const ParallelLayout& l) {
            {"--cp", l.cp, limits::kRanks},
            {"--ep", l.ep, limits::kRanks},
            {"--micro-batch", l.micro_batch, limits::kMicroBatch}}) {
-    if (v < 1) throw UsageError(std::string(flag) + ": expected at least 1, got " + str(v));
+    if (v < 1) throw UsageError(std::string(flag) + ": expected at least 1, got " + std::to_string(v));
     if (v > bound)
-      throw UsageError(std::string(flag) + ": expected at most " + str(bound) + ", got " + str(v));
+      throw UsageError(std::string(flag) + ": expected at most " + std::to_string(bound) + ", got " + std::to_string(v));
   }
   if (l.seq < 0 || l.seq > limits::kSeq)
-    throw UsageError("--seq: expected a sequence length from 1 to " + str(limits::kSeq) + ", got " +
-                     str(l.seq));
+    throw UsageError("--seq: expected a sequence length from 1 to " + std::to_string(limits::kSeq) + ", got " +
+                     std::to_string(l.seq));
   if (l.global_batch < 0 || l.global_batch > limits::kGlobalBatch)
-    throw UsageError("--global-batch: expected 1 to " + str(limits::kGlobalBatch) + " sequences, got " +
-                     str(l.global_batch));
+    throw UsageError("--global-batch: expected 1 to " + std::to_string(limits::kGlobalBatch) + " sequences, got " +
+                     std::to_string(l.global_batch));
   if (l.layers < 0 || l.layers > limits::kLayers)
-    throw UsageError("--layers: expected a layer count from 1 to " + str(limits::kLayers) + ", got " +
-                     str(l.layers));
+    throw UsageError("--layers: expected a layer count from 1 to " + std::to_string(limits::kLayers) + ", got " +
+                     std::to_string(l.layers));
   if (l.scale < 1 || l.scale > limits::kRanks)
-    throw UsageError("--scale: expected a divisor from 1 to " + str(limits::kRanks) + ", got " +
-                     str(l.scale));
+    throw UsageError("--scale: expected a divisor from 1 to " + std::to_string(limits::kRanks) + ", got " +
+                     std::to_string(l.scale));
   if (l.dp_bucket_params < -1 || l.dp_bucket_params > limits::kBucketParams)
     throw UsageError("--dp-bucket-params: expected auto, 0 (one bucket) or a parameter count up to " +
-                     str(limits::kBucketParams) + ", got " + str(l.dp_bucket_params));
+                     std::to_string(limits::kBucketParams) + ", got " + std::to_string(l.dp_bucket_params));
   // Each factor is at most 2^20, so the product of two fits; the rest is checked against the bound.
   int64_t world = 1;
   for (int64_t f : {l.tp, l.pp, l.dp, l.cp}) {
     world *= f;
     if (world > limits::kWorld)
-      throw UsageError("--tp x --pp x --dp x --cp: the layout needs more than " + str(limits::kWorld) +
-                       " ranks (tp=" + str(l.tp) + " pp=" + str(l.pp) + " dp=" + str(l.dp) +
-                       " cp=" + str(l.cp) + ")");
+      throw UsageError("--tp x --pp x --dp x --cp: the layout needs more than " + std::to_string(limits::kWorld) +
+                       " ranks (tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
+                       " cp=" + std::to_string(l.cp) + ")");
   }
 }
 

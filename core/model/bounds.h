@@ -33,6 +33,11 @@ constexpr int64_t kBucketParams = int64_t{1} << 40;  // --dp-bucket-params
 // naming the inputs when the result does not fit.
 int64_t checked_mul(int64_t a, int64_t b, const std::string& what);
 int64_t checked_add(int64_t a, int64_t b, const std::string& what);
+// a / b rounded up, for non-negative a and positive b (a + b - 1 must fit: it does within the bounds).
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 // The product of all factors, checked at every step.
 int64_t checked_product(std::initializer_list<int64_t> factors, const std::string& what);
 

@@ -26,10 +26,6 @@ namespace gpucal::model::detail {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 // S rounded up so that every rank's share is whole elements: a multiple of n x sizeof for
 // the collectives that split S by rank, of sizeof otherwise.
 int64_t even_size(const std::string& collective, int64_t n, int64_t elem, int64_t bytes) {

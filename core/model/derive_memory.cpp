@@ -31,10 +31,6 @@ void add_rowwise(Workload& w, const std::string& role, const std::string& kernel
                w.layout.dtype);
 }
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 }  // namespace
 
 void add_memory_ops(Workload& w) {

@@ -11,7 +11,7 @@ namespace gpucal {
 
 namespace {
 
-constexpr std::string_view kInfo = "NCCL INFO ";
+constexpr std::string_view kNcclInfo = "NCCL INFO ";
 constexpr std::string_view kArrow = " Bytes -> Algo ";
 // NCCL's numbering (NCCL_ALGO_* and NCCL_PROTO_*, the same in every version that logs numbers).
 const std::vector<std::string> kAlgos = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
@@ -60,9 +60,9 @@ bool parse_choice(std::string_view word, const std::vector<std::string>& names, 
 }  // namespace
 
 std::optional<NcclTuningRecord> parse_nccl_tuning_line(std::string_view line) {
-  const size_t at = line.find(kInfo);
+  const size_t at = line.find(kNcclInfo);
   if (at == std::string_view::npos) return std::nullopt;
-  std::string_view s = line.substr(at + kInfo.size());
+  std::string_view s = line.substr(at + kNcclInfo.size());
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   const size_t arrow = s.find(kArrow);
   if (arrow == std::string_view::npos) return std::nullopt;

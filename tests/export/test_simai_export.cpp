@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string lines(const std::vector<std::string>& errors) {
+std::string error_lines(const std::vector<std::string>& errors) {
   std::string s;
   for (const auto& e : errors) s += e + "\n";
   return s;
@@ -64,7 +64,7 @@ void export_and_check(const std::string& model_flags, int pp, int64_t micro_batc
   std::vector<std::string> errors;
   const SimaiWorkload w = parse_simai_workload(read_text(dir + "/out/simai/workload.txt"), errors);
   const auto busbw = parse_simai_busbw(read_text(dir + "/out/simai/busbw.yaml"), errors);
-  EXPECT_EQ(lines(errors), "");
+  EXPECT_EQ(error_lines(errors), "");
   EXPECT_EQ(w.header.at("pp"), pp);
   EXPECT_EQ(w.header.at("ga"), micro_batches);
   const json predict = predict_stages(dir, model_flags, pp).back();  // the stage the lines are

@@ -8,7 +8,7 @@
 namespace gpucal::model {
 namespace {
 
-const ModelOp& op(const Workload& w, const std::string& role) {
+const ModelOp& op_of(const Workload& w, const std::string& role) {
   for (const auto& o : w.ops)
     if (o.role == role) return o;
   throw std::runtime_error("no op with role " + role);
@@ -48,43 +48,43 @@ TEST(WorkloadShapes, Llama3_70B_TP8) {
   EXPECT_EQ(w.facts.tokens, T);
   EXPECT_EQ(w.facts.micro_batches, 8);
   // QKV: (64/8 + 2 x 8/8) x 128 = 1280 outputs per rank from 8192 inputs.
-  expect_gemm(op(w, "qkv_fwd"), 1280, T, 8192, 1, "TN");
-  expect_gemm(op(w, "qkv_dgrad"), 8192, T, 1280, 1, "NN");
-  expect_gemm(op(w, "qkv_wgrad"), 8192, 1280, T, 1, "NT");
-  EXPECT_EQ(op(w, "qkv_wgrad").gemm.beta, 1.0);
-  EXPECT_EQ(op(w, "qkv_wgrad").gemm.out_dtype, DType::fp32);
-  EXPECT_EQ(op(w, "qkv_fwd").gemm.out_dtype, DType::bf16);
+  expect_gemm(op_of(w, "qkv_fwd"), 1280, T, 8192, 1, "TN");
+  expect_gemm(op_of(w, "qkv_dgrad"), 8192, T, 1280, 1, "NN");
+  expect_gemm(op_of(w, "qkv_wgrad"), 8192, 1280, T, 1, "NT");
+  EXPECT_EQ(op_of(w, "qkv_wgrad").gemm.beta, 1.0);
+  EXPECT_EQ(op_of(w, "qkv_wgrad").gemm.out_dtype, DType::fp32);
+  EXPECT_EQ(op_of(w, "qkv_fwd").gemm.out_dtype, DType::bf16);
   // Attention output: 64/8 x 128 = 1024 -> 8192. MLP: 28672 / 8 = 3584 for gate and up.
-  expect_gemm(op(w, "attn_out_fwd"), 8192, T, 1024, 1, "TN");
-  expect_gemm(op(w, "mlp_gate_fwd"), 3584, T, 8192, 1, "TN");
-  expect_gemm(op(w, "mlp_up_fwd"), 3584, T, 8192, 1, "TN");
-  expect_gemm(op(w, "mlp_down_fwd"), 8192, T, 3584, 1, "TN");
-  expect_gemm(op(w, "mlp_down_wgrad"), 3584, 8192, T, 1, "NT");
+  expect_gemm(op_of(w, "attn_out_fwd"), 8192, T, 1024, 1, "TN");
+  expect_gemm(op_of(w, "mlp_gate_fwd"), 3584, T, 8192, 1, "TN");
+  expect_gemm(op_of(w, "mlp_up_fwd"), 3584, T, 8192, 1, "TN");
+  expect_gemm(op_of(w, "mlp_down_fwd"), 8192, T, 3584, 1, "TN");
+  expect_gemm(op_of(w, "mlp_down_wgrad"), 3584, 8192, T, 1, "NT");
   // Vocabulary 128256 padded to a multiple of 128 x 8 = 1024: 129024, 16128 per rank.
   EXPECT_EQ(w.facts.vocab_padded, 129024);
-  expect_gemm(op(w, "logits_fwd"), 16128, T, 8192, 1, "TN");
+  expect_gemm(op_of(w, "logits_fwd"), 16128, T, 8192, 1, "TN");
   // Attention: 8 heads, 1 kv head per rank, the whole causal sequence.
-  const ModelOp& a = op(w, "attn_fwd");
+  const ModelOp& a = op_of(w, "attn_fwd");
   EXPECT_EQ(a.attention.heads, 8);
   EXPECT_EQ(a.attention.kv_heads, 1);
   EXPECT_EQ(a.attention.head_dim, 128);
   EXPECT_EQ(a.attention.seq_q, 8192);
   EXPECT_EQ(a.attention.seq_kv, 8192);
   EXPECT_TRUE(a.attention.causal);
-  EXPECT_EQ(op(w, "attn_bwd").attention.pass, "bwd");
+  EXPECT_EQ(op_of(w, "attn_bwd").attention.pass, "bwd");
   // Calls: 80 layers x 8 micro-batches; the logits once per micro-batch.
-  EXPECT_EQ(op(w, "qkv_fwd").calls_per_step, 640);
-  EXPECT_EQ(op(w, "attn_bwd").calls_per_step, 640);
-  EXPECT_EQ(op(w, "logits_wgrad").calls_per_step, 8);
-  EXPECT_EQ(op(w, "attn_norm_fwd").calls_per_step, 640);
-  EXPECT_EQ(op(w, "residual_fwd").calls_per_step, 2 * 640);
-  EXPECT_EQ(op(w, "optimizer_step").calls_per_step, 1);
+  EXPECT_EQ(op_of(w, "qkv_fwd").calls_per_step, 640);
+  EXPECT_EQ(op_of(w, "attn_bwd").calls_per_step, 640);
+  EXPECT_EQ(op_of(w, "logits_wgrad").calls_per_step, 8);
+  EXPECT_EQ(op_of(w, "attn_norm_fwd").calls_per_step, 640);
+  EXPECT_EQ(op_of(w, "residual_fwd").calls_per_step, 2 * 640);
+  EXPECT_EQ(op_of(w, "optimizer_step").calls_per_step, 1);
   // Memory-bound ops without sequence parallelism: all T rows; SwiGLU over 3584 columns.
-  EXPECT_EQ(op(w, "attn_norm_fwd").memory.kernel, "rmsnorm_fwd");
-  EXPECT_EQ(op(w, "attn_norm_fwd").memory.rows, T);
-  EXPECT_EQ(op(w, "mlp_act_fwd").memory.kernel, "swiglu_fwd");
-  EXPECT_EQ(op(w, "mlp_act_fwd").memory.cols, 3584);
-  EXPECT_EQ(op(w, "cross_entropy_fwd").memory.cols, 16128);
+  EXPECT_EQ(op_of(w, "attn_norm_fwd").memory.kernel, "rmsnorm_fwd");
+  EXPECT_EQ(op_of(w, "attn_norm_fwd").memory.rows, T);
+  EXPECT_EQ(op_of(w, "mlp_act_fwd").memory.kernel, "swiglu_fwd");
+  EXPECT_EQ(op_of(w, "mlp_act_fwd").memory.cols, 3584);
+  EXPECT_EQ(op_of(w, "cross_entropy_fwd").memory.cols, 16128);
   // Parameters per rank: per layer 8192 x 1280 + 1024 x 8192 + 3 x 8192 x 3584 + 2 x 8192
   // = 106,971,136; x 80, plus embedding and logits 16128 x 8192 each and the final norm.
   EXPECT_EQ(w.dense_params, 80 * 106971136LL + 2 * 16128LL * 8192 + 8192);
@@ -104,26 +104,26 @@ TEST(WorkloadShapes, Gpt3_175B_TP8_SP_PP8) {
   EXPECT_EQ(w.facts.layer_end, 96);
   EXPECT_EQ(w.facts.tokens_sp, T / 8);
   // QKV: 3 x 96/8 x 128 = 4608 outputs; a GELU MLP of 4 x 12288 / 8 = 6144 (no gate).
-  expect_gemm(op(w, "qkv_fwd"), 4608, T, 12288, 1, "TN");
-  expect_gemm(op(w, "mlp_up_fwd"), 6144, T, 12288, 1, "TN");
+  expect_gemm(op_of(w, "qkv_fwd"), 4608, T, 12288, 1, "TN");
+  expect_gemm(op_of(w, "mlp_up_fwd"), 6144, T, 12288, 1, "TN");
   EXPECT_FALSE(has(w, "mlp_gate_fwd"));
-  EXPECT_EQ(op(w, "mlp_act_fwd").memory.kernel, "gelu_fwd");
-  EXPECT_EQ(op(w, "attn_norm_bwd").memory.kernel, "layernorm_bwd");
-  EXPECT_EQ(op(w, "attn_norm_bwd").memory.rows, T / 8);  // sequence parallel rows
+  EXPECT_EQ(op_of(w, "mlp_act_fwd").memory.kernel, "gelu_fwd");
+  EXPECT_EQ(op_of(w, "attn_norm_bwd").memory.kernel, "layernorm_bwd");
+  EXPECT_EQ(op_of(w, "attn_norm_bwd").memory.rows, T / 8);  // sequence parallel rows
   // 50257 padded to a multiple of 1024: 51200; 6400 per rank.
-  expect_gemm(op(w, "logits_dgrad"), 12288, T, 6400, 1, "NN");
+  expect_gemm(op_of(w, "logits_dgrad"), 12288, T, 6400, 1, "NN");
   // 12 layers x 8 micro-batches.
-  EXPECT_EQ(op(w, "qkv_dgrad").calls_per_step, 96);
+  EXPECT_EQ(op_of(w, "qkv_dgrad").calls_per_step, 96);
   // The last stage receives activations and sends their gradients: T / tp x 12288 x 2 bytes.
-  EXPECT_EQ(op(w, "pp_recv_fwd").comm.size_bytes, 512LL * 12288 * 2);
-  EXPECT_EQ(op(w, "pp_send_bwd").calls_per_step, 8);
+  EXPECT_EQ(op_of(w, "pp_recv_fwd").comm.size_bytes, 512LL * 12288 * 2);
+  EXPECT_EQ(op_of(w, "pp_send_bwd").calls_per_step, 8);
   EXPECT_FALSE(has(w, "pp_send_fwd"));
-  EXPECT_EQ(op(w, "pp_recv_fwd").comm.collective, "sendrecv");
+  EXPECT_EQ(op_of(w, "pp_recv_fwd").comm.collective, "sendrecv");
   EXPECT_FALSE(has(w, "embed_tp_reducescatter_fwd"));  // the embedding is on the first stage
-  EXPECT_EQ(op(w, "logits_tp_allgather_fwd").comm.size_bytes, T * 12288LL * 2);
+  EXPECT_EQ(op_of(w, "logits_tp_allgather_fwd").comm.size_bytes, T * 12288LL * 2);
   // Tied embeddings over pp > 1: the last stage's copy's gradient all-reduced with the first.
-  EXPECT_EQ(op(w, "embedding_allreduce_grad").comm.size_bytes, 6400LL * 12288 * 4);
-  EXPECT_EQ(op(w, "embedding_allreduce_grad").comm.group_size, 2);
+  EXPECT_EQ(op_of(w, "embedding_allreduce_grad").comm.size_bytes, 6400LL * 12288 * 4);
+  EXPECT_EQ(op_of(w, "embedding_allreduce_grad").comm.group_size, 2);
 }
 
 // Per-step call counts of tensor-parallel communication, with and without sp.
@@ -136,21 +136,21 @@ TEST(WorkloadShapes, TensorParallelMessages) {
   const int64_t act = 1024LL * 4096 * 2;  // T x hidden x bf16
   // Two all-reduces per layer and direction (attention output / MLP down; QKV / MLP up input
   // gradients): 2 x 32 layers x 3 micro-batches.
-  EXPECT_EQ(op(plain, "tp_allreduce_fwd").calls_per_step, 192);
-  EXPECT_EQ(op(plain, "tp_allreduce_bwd").calls_per_step, 192);
-  EXPECT_EQ(op(plain, "tp_allreduce_fwd").comm.size_bytes, act);
-  EXPECT_EQ(op(plain, "tp_allreduce_fwd").comm.group_size, 2);
-  EXPECT_EQ(op(plain, "xent_tp_allreduce_fwd").comm.size_bytes, 1024 * 4);
-  EXPECT_EQ(op(plain, "xent_tp_allreduce_fwd").calls_per_step, 9);
+  EXPECT_EQ(op_of(plain, "tp_allreduce_fwd").calls_per_step, 192);
+  EXPECT_EQ(op_of(plain, "tp_allreduce_bwd").calls_per_step, 192);
+  EXPECT_EQ(op_of(plain, "tp_allreduce_fwd").comm.size_bytes, act);
+  EXPECT_EQ(op_of(plain, "tp_allreduce_fwd").comm.group_size, 2);
+  EXPECT_EQ(op_of(plain, "xent_tp_allreduce_fwd").comm.size_bytes, 1024 * 4);
+  EXPECT_EQ(op_of(plain, "xent_tp_allreduce_fwd").calls_per_step, 9);
   l.sp = true;
   const Workload sp = derive_workload(m, l);
   EXPECT_FALSE(has(sp, "tp_allreduce_fwd"));
-  EXPECT_EQ(op(sp, "tp_allgather_fwd").calls_per_step, 192);
-  EXPECT_EQ(op(sp, "tp_reducescatter_fwd").calls_per_step, 192);
-  EXPECT_EQ(op(sp, "tp_allgather_bwd").calls_per_step, 384);  // gradient, and the input again for wgrad
-  EXPECT_EQ(op(sp, "tp_reducescatter_bwd").comm.size_bytes, act);
+  EXPECT_EQ(op_of(sp, "tp_allgather_fwd").calls_per_step, 192);
+  EXPECT_EQ(op_of(sp, "tp_reducescatter_fwd").calls_per_step, 192);
+  EXPECT_EQ(op_of(sp, "tp_allgather_bwd").calls_per_step, 384);  // gradient, and the input again for wgrad
+  EXPECT_EQ(op_of(sp, "tp_reducescatter_bwd").comm.size_bytes, act);
   // Norm weights of 32 layers (2 x 4096) and the final norm, fp32 gradients.
-  EXPECT_EQ(op(sp, "tp_allreduce_sp_grads").comm.size_bytes, (32LL * 2 * 4096 + 4096) * 4);
+  EXPECT_EQ(op_of(sp, "tp_allreduce_sp_grads").comm.size_bytes, (32LL * 2 * 4096 + 4096) * 4);
 }
 
 TEST(WorkloadShapes, GroupsMergeEqualShapes) {
@@ -182,15 +182,15 @@ TEST(WorkloadShapes, ScaleDividesWidthsOnly) {
   EXPECT_EQ(w.model.kv_heads, 8);
   EXPECT_EQ(w.model.layers, 32);
   // QKV: (16 + 2 x 4) heads x 32 = 768 from 1024; the MLP 14336 / 4 / 2 = 1792.
-  expect_gemm(op(w, "qkv_fwd"), 768, 512, 1024, 1, "TN");
-  expect_gemm(op(w, "mlp_up_fwd"), 1792, 512, 1024, 1, "TN");
+  expect_gemm(op_of(w, "qkv_fwd"), 768, 512, 1024, 1, "TN");
+  expect_gemm(op_of(w, "mlp_up_fwd"), 1792, 512, 1024, 1, "TN");
   EXPECT_EQ(w.model.vocab, 32064);
   l.scale = 3;
   EXPECT_THROW(derive_workload(find_preset("llama3-8b"), l), UsageError);
   l.scale = 1;
   l.layers = 2;
   const Workload sub = derive_workload(find_preset("llama3-8b"), l);
-  EXPECT_EQ(op(sub, "qkv_fwd").calls_per_step, 2);
+  EXPECT_EQ(op_of(sub, "qkv_fwd").calls_per_step, 2);
 }
 
 }  // namespace
