@@ -57,9 +57,9 @@ std::string calculon_op_name(const model::ModelOp& op) {
 double astrasim_collective_s(double bandwidth_gibps, double latency_ns, double local_mem_gbps,
                              const std::string& collective, double size_bytes, int64_t npus) {
   const double n = static_cast<double>(npus);
-  const double steps = collective == "allreduce" ? 2 * (n - 1) : n - 1;
+  const double steps = collective == "allreduce" ? 2 * (n - 1) : collective == "alltoall" ? n * (n - 1) / 2 : n - 1;
   const double step_s = 2 * latency_ns * 1e-9 + size_bytes / n / (bandwidth_gibps * kGiB);
-  const double reduced = collective == "allgather" ? 0.0 : (n - 1) / n * size_bytes;
+  const double reduced = collective == "allgather" || collective == "alltoall" ? 0.0 : (n - 1) / n * size_bytes;
   return steps * step_s + 3 * reduced / (local_mem_gbps * 1e9);
 }
 

@@ -32,8 +32,10 @@ std::string calculon_op_name(const model::ModelOp& op);
 
 // ASTRA-sim's analytical ring over one Switch dimension of n NPUs (one chunk): each of its steps
 // sends S/n bytes over two hops (2·latency + bytes / bandwidth), allreduce 2(n-1) steps,
-// allgather and reduce-scatter n-1; every reduced chunk costs 3 passes at local-mem-bw
-// ((n-1)/n·S bytes for allreduce and reduce-scatter). bandwidth in GiB/s, latency in ns per hop.
+// allgather and reduce-scatter n-1, all-to-all n(n-1)/2 (its ring with the default, normal,
+// injection policy: astra-sim/system/astraccl/native_collectives/collective_algorithm/Ring.cc);
+// every reduced chunk costs 3 passes at local-mem-bw ((n-1)/n·S bytes for allreduce and
+// reduce-scatter). bandwidth in GiB/s, latency in ns per hop.
 double astrasim_collective_s(double bandwidth_gibps, double latency_ns, double local_mem_gbps,
                              const std::string& collective, double size_bytes, int64_t n);
 // Its roofline compute node: flops / (peak-perf·1e12).

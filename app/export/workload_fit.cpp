@@ -155,6 +155,12 @@ LatencySlopes fit_latency_slopes(const std::vector<FitTerm>& terms, double laten
   double best_e = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < grid.size(); ++i)
     if (const double e = error_at(grid[i]); e < best_e) best = i, best_e = e;
+  // The best at the scan's top end: the minimum lies above it. Go on doubling while the error
+  // falls (at most to guess x 2^40), so the answer is never the scan's edge.
+  while (best + 1 == grid.size() && grid.size() < 48) {
+    grid.push_back(grid.back() * 2);
+    if (const double e = error_at(grid.back()); e < best_e) best = grid.size() - 1, best_e = e;
+  }
   const double lo = best == 0 ? 0 : grid[best - 1], hi = grid[std::min(best + 1, grid.size() - 1)];
   double latency = golden(error_at, lo, hi);
   if (error_at(latency) > best_e) latency = grid[best];

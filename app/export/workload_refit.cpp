@@ -234,7 +234,7 @@ void refit_astrasim(const ExportWorkload& w, AstraSimFields& fields, ExportRepor
   const auto intra = select(*step, [](const StepOp& o) {
     const auto& c = o.op.comm.collective;
     return o.op.kind == model::OpKind::collective && o.nnodes == 1 && o.op.comm.group_size >= 2 &&
-           (c == "allreduce" || c == "allgather" || c == "reduce_scatter");
+           (c == "allreduce" || c == "allgather" || c == "reduce_scatter" || c == "alltoall");
   });
   fit_into(f, gemms, gemm,
            {.set = [](json& s, double, const std::vector<double>& k) { s["peak-perf"] = 1.0 / k[0]; },

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/export/export_common.h"
+#include "app/export/workload_fit.h"
 #include "tests/calibration/synthetic_results.h"
 #include "tests/calibration/test_util.h"
 #include "tests/calibration/tool_formulas_reference.h"
@@ -203,6 +204,24 @@ TEST(WorkloadFields, WithoutModelEveryFileIsAsBefore) {
     EXPECT_EQ(read_text(dir + "/out/" + notes).find("Workload-aware"), std::string::npos) << notes;
 }
 
+
+// The latency scan starts at the export's reference value (guess x 2^-20..2^6); a step whose
+// messages cost far more per call than that must still get its own latency, not the scan's top.
+TEST(WorkloadFields, LatencyFitGoesPastTheScansTopWhenTheMinimumIsThere) {
+  const double latency = 1e-2, per_byte = 1e-9, guess = 1e-6;  // the minimum at 10^4 x the guess
+  std::vector<FitTerm> terms;
+  for (double bytes : {2e3, 1e6, 9e7, 1.6e8})
+    terms.push_back({.weight = 1, .ours_s = latency + per_byte * bytes, .key = 0,
+                     .tool_s = [bytes](double l, double slope) { return l + slope * bytes; }});
+  const LatencySlopes fit = fit_latency_slopes(terms, guess, {per_byte * 3});
+  EXPECT_NEAR(fit.latency / latency, 1.0, 0.01) << fit.latency;
+  ASSERT_EQ(fit.slopes.size(), 1u);
+  EXPECT_NEAR(fit.slopes[0] / per_byte, 1.0, 0.01) << fit.slopes[0];
+  EXPECT_LT(weighted_log_error(terms, fit.latency, fit.slopes), 1e-4);
+  // Inside the first scan the answer is as before.
+  const LatencySlopes near = fit_latency_slopes(terms, latency / 3, {per_byte * 3});
+  EXPECT_NEAR(near.latency / latency, 1.0, 0.01) << near.latency;
+}
 
 // The terminal gets what was written and a count; NOTES.md holds the notes (--verbose prints them).
 // A refused export writes no NOTES.md: its count says --verbose prints them.
