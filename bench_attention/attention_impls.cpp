@@ -2,12 +2,18 @@
 
 #include "core/driver/sweep.h"
 #include "core/errors.h"
+#include "core/registry/listing.h"
 #include "core/registry/registry.h"
 
 namespace gpucal::attention {
 
 using registry::backends_text;
 using registry::runs_on;
+
+namespace {
+constexpr std::string_view kAttentionNeedsCudnn = "a CUDA build (-DGPUCAL_CUDA=ON) with cuDNN found at configure time";
+constexpr std::string_view kAttentionNeedsGpu = "a CUDA or HIP build (-DGPUCAL_CUDA=ON or -DGPUCAL_HIP=ON)";
+}  // namespace
 
 const std::vector<AttentionImpl>& attention_impls() {
   static const std::vector<AttentionImpl> table{
@@ -18,23 +24,31 @@ const std::vector<AttentionImpl>& attention_impls() {
        }},
 #if defined(GPUCAL_HAVE_CUDNN)
       {.name = "cudnn", .help = "cuDNN's fused SDPA through the backend graph API", .backends = {"cuda"},
-       .make_context = make_cudnn_context, .make_op = make_cudnn_attention},
+       .needs = kAttentionNeedsCudnn, .make_context = make_cudnn_context, .make_op = make_cudnn_attention},
 #else
       {.name = "cudnn", .help = "cuDNN's fused SDPA through the backend graph API", .backends = {"cuda"},
-       .missing = "this build has no cuDNN (CUDA or cuDNN not found at configure time)"},
+       .needs = kAttentionNeedsCudnn, .missing = "this build has no cuDNN (CUDA or cuDNN not found at configure time)"},
 #endif
 #if defined(GPUCAL_HAVE_FLASH_CUDA) || defined(GPUCAL_HAVE_FLASH_HIP)
       {.name = "flash", .help = "gpucal's portable FlashAttention-2-style kernel (flash_kernels.cuh)",
-       .backends = {"cuda", "hip"},
+       .backends = {"cuda", "hip"}, .needs = kAttentionNeedsGpu,
        .make_op = [](const AttentionProblem& p, const std::string& regime, std::shared_ptr<LibraryContext>) {
          return make_flash_attention(p, regime);
        }},
 #else
       {.name = "flash", .help = "gpucal's portable FlashAttention-2-style kernel (flash_kernels.cuh)",
-       .backends = {"cuda", "hip"}, .missing = "this build has no CUDA or HIP backend"},
+       .backends = {"cuda", "hip"}, .needs = kAttentionNeedsGpu, .missing = "this build has no CUDA or HIP backend"},
 #endif
   };
   return table;
+}
+
+std::string attention_impls_table(bool markdown) {
+  std::vector<registry::ImplRow> rows;
+  for (const AttentionImpl& impl : attention_impls())
+    rows.push_back({.name = std::string(impl.name), .backends = backends_text(impl), .help = std::string(impl.help),
+                    .needs = std::string(impl.needs), .missing = std::string(impl.missing)});
+  return registry::impl_table(rows, markdown);
 }
 
 std::vector<const AttentionImpl*> resolve_attention_impls(const std::string& spec, const Backend& backend) {

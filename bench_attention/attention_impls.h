@@ -26,6 +26,9 @@ struct AttentionImpl {
   std::string_view name;  // --impl value
   std::string_view help;
   std::vector<std::string_view> backends;  // the backends it runs on, in the order --impl auto tries them
+  // What a build must have found at configure time to have it (empty: always built); --list-impls
+  // --markdown shows it, the same from every build.
+  std::string_view needs;
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
   std::string_view missing;
   // The run's shared state (nullptr where the implementation needs none).
@@ -35,6 +38,8 @@ struct AttentionImpl {
 };
 
 const std::vector<AttentionImpl>& attention_impls();
+// --list-impls: the table above, plain or markdown (core/registry/listing.h).
+std::string attention_impls_table(bool markdown);
 // "auto" is every implementation of the backend this build has (cuda: cudnn, flash); otherwise a
 // list of names.
 // UsageError for an unknown name, an implementation of another backend or one this build lacks.

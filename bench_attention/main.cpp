@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
   spec.bench = "attention";
   spec.description = "bench_attention: fused attention (SDPA) throughput for cudnn, flash and host, verified against fp64";
   spec.examples = kExamples;
+  spec.list_impls = attention_impls_table;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) {
     opt.shape_flags = {

@@ -1,6 +1,7 @@
 #include "bench_gemm/gemm_impls.h"
 
 #include "core/errors.h"
+#include "core/registry/listing.h"
 #include "core/registry/registry.h"
 
 namespace gpucal::gemm {
@@ -13,6 +14,9 @@ size_t vendor_workspace(const Backend& backend) {
   return backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20) : (4u << 20);
 }
 
+constexpr std::string_view kGemmNeedsCuda = "a CUDA build (-DGPUCAL_CUDA=ON)";
+constexpr std::string_view kGemmNeedsHipblaslt = "a HIP build (-DGPUCAL_HIP=ON) with hipBLASLt found at configure time";
+
 }  // namespace
 
 const std::vector<GemmImpl>& gemm_impls() {
@@ -23,20 +27,30 @@ const std::vector<GemmImpl>& gemm_impls() {
                      std::shared_ptr<LibraryContext>) { return make_host_gemm(p, regime, o); }},
 #if defined(GPUCAL_HAVE_CUDA)
       {.name = "cublaslt", .backend = "cuda", .help = "cuBLASLt matmul with its heuristic or autotuned algorithms",
-       .default_workspace = vendor_workspace, .make_context = make_cublaslt_context, .make_op = make_cublaslt_gemm},
+       .needs = kGemmNeedsCuda, .default_workspace = vendor_workspace, .make_context = make_cublaslt_context,
+       .make_op = make_cublaslt_gemm},
 #else
       {.name = "cublaslt", .backend = "cuda", .help = "cuBLASLt matmul with its heuristic or autotuned algorithms",
-       .missing = "this build has no CUDA backend"},
+       .needs = kGemmNeedsCuda, .missing = "this build has no CUDA backend"},
 #endif
 #if defined(GPUCAL_HAVE_HIPBLASLT)
       {.name = "hipblaslt", .backend = "hip", .help = "hipBLASLt matmul with its heuristic or autotuned algorithms",
-       .default_workspace = vendor_workspace, .make_context = make_hipblaslt_context, .make_op = make_hipblaslt_gemm},
+       .needs = kGemmNeedsHipblaslt, .default_workspace = vendor_workspace, .make_context = make_hipblaslt_context,
+       .make_op = make_hipblaslt_gemm},
 #else
       {.name = "hipblaslt", .backend = "hip", .help = "hipBLASLt matmul with its heuristic or autotuned algorithms",
-       .missing = "this build has no hipBLASLt (not found at configure time)"},
+       .needs = kGemmNeedsHipblaslt, .missing = "this build has no hipBLASLt (not found at configure time)"},
 #endif
   };
   return table;
+}
+
+std::string gemm_impls_table(bool markdown) {
+  std::vector<registry::ImplRow> rows;
+  for (const GemmImpl& impl : gemm_impls())
+    rows.push_back({.name = std::string(impl.name), .backends = std::string(impl.backend), .help = std::string(impl.help),
+                    .needs = std::string(impl.needs), .missing = std::string(impl.missing)});
+  return registry::impl_table(rows, markdown);
 }
 
 const GemmImpl& resolve_gemm_impl(std::string_view name, const Backend& backend) {

@@ -25,6 +25,9 @@ struct GemmImpl {
   std::string_view name;     // --impl value, and the sidecar's library name
   std::string_view backend;  // the backend it runs on: host, cuda or hip
   std::string_view help;
+  // What a build must have found at configure time to have it (empty: always built); --list-impls
+  // --markdown shows it, the same from every build.
+  std::string_view needs;
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
   std::string_view missing;
   // The library workspace a run gets unless --workspace says otherwise (0: none).
@@ -36,6 +39,8 @@ struct GemmImpl {
 };
 
 const std::vector<GemmImpl>& gemm_impls();
+// --list-impls: the table above, plain or markdown (core/registry/listing.h).
+std::string gemm_impls_table(bool markdown);
 // "auto" is the backend's first row; UsageError for an unknown name, a library of another backend
 // or one this build lacks (decided before any library is loaded).
 const GemmImpl& resolve_gemm_impl(std::string_view name, const Backend& backend);

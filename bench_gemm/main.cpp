@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
   spec.bench = "gemm";
   spec.description = "bench_gemm: GEMM throughput across shapes, dtypes, layouts and algorithms, verified against references";
   spec.examples = kExamples;
+  spec.list_impls = gemm_impls_table;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) {
     auto* m = app.add_option("--m", opt.m, "rows of op(A) and D")->capture_default_str();

@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
       "bench_memory: STREAM bandwidth per cache level, vector FMA throughput and the memory-bound ops of a training "
       "step, verified against fp64";
   spec.examples = kExamples;
+  spec.list_impls = memory_impls_table;
   spec.columns = kColumns;
   spec.add_options = [&](CLI::App& app) { add_options(app, opt); };
   spec.before_run = [&](const RunConfig& config) {

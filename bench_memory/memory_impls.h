@@ -51,6 +51,9 @@ struct MemoryImpl {
   std::string_view name;  // --impl value, and the rows' impl column
   std::string_view help;
   std::vector<std::string_view> backends;  // the backends it runs on
+  // What a build must have found at configure time to have it (empty: always built); --list-impls
+  // --markdown shows it, the same from every build.
+  std::string_view needs;
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
   std::string_view missing;
   bool (*offers)(Kernel k) = nullptr;  // the kernels it measures; nullptr: every kernel
@@ -60,6 +63,9 @@ struct MemoryImpl {
 };
 
 const std::vector<MemoryImpl>& memory_impls();
+// --list-impls: the table above with the kernels each offers, plain or markdown
+// (core/registry/listing.h).
+std::string memory_impls_table(bool markdown);
 // "auto" is every implementation of the backend this build has (cuda: gpucal, cudnn); otherwise a
 // list of names (UsageError for an unknown one). An implementation on a backend it does not run
 // on checks each kernel (check_supported) and records skips.

@@ -88,6 +88,15 @@ void add_options(CLI::App& app, RunConfig& config, Launch& launch, RankOptionTex
   add_common_options(app, config);
   if (spec.make_world_ops) add_rank_options(app, config, launch, text);
   if (spec.add_options) spec.add_options(app);
+  if (spec.list_impls) {
+    auto* list = app.add_flag("--list-impls", launch.list_impls,
+                              "print the implementations --impl chooses from (backend, help, whether this build has "
+                              "each and why not) and exit without running");
+    app.add_flag("--markdown", launch.list_impls_markdown,
+                 "with --list-impls: a GitHub markdown table, giving what a build needs for each instead of what "
+                 "this build has (the docs' tables are this output)")
+        ->needs(list);
+  }
   app.footer(
       "Google Benchmark flags also apply: --benchmark_filter=REGEX, --benchmark_list_tests (runs and writes "
       "nothing), --benchmark_format=console|json|csv, --benchmark_out=FILE (not a file --out writes), "
@@ -178,6 +187,11 @@ ParsedRun parse_command_line(CLI::App& app, BenchArgs& args, RunConfig& config, 
   launch.fault = parse_rank_fault(text.rank_fault);
   ParsedRun parsed;
   parsed.threads = resolve_threads(text.threads, config, world);
+  if (launch.list_impls) {
+    if (world.is_root()) std::cout << launch.spec.list_impls(launch.list_impls_markdown) << std::flush;
+    parsed.informational = true;
+    return parsed;
+  }
   parsed.informational = launch.spec.before_run && launch.spec.before_run(config);  // e.g. --list: exit 0
   return parsed;
 }
@@ -208,7 +222,7 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   World& world = *world_owner;
   RunConfig config = initial_config(spec, malloc_in_effect, argc, argv);
   CLI::App app(spec.description, prog);
-  Launch launch{spec, prog, "", "", false, spec.default_timeout_s, {}};
+  Launch launch{spec, prog, "", "", false, spec.default_timeout_s, {}, false, false};
   RankOptionText rank_text;
   add_options(app, config, launch, rank_text, spec);
   if (asks_for_help(argc, argv)) {

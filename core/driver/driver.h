@@ -36,6 +36,9 @@ struct BenchSpec {
   // Optional: handles informational flags (e.g. --list); returns true when the program
   // should exit 0 without running.
   std::function<bool(const RunConfig&)> before_run;
+  // Optional, for a bench with an implementation registry (--impl): its rows as a table, plain or
+  // markdown (core/registry/listing.h, impl_table). The driver then offers --list-impls [--markdown].
+  std::function<std::string(bool markdown)> list_impls;
   // Optional: library versions and other facts for the sidecar.
   std::function<void(Metadata&, Backend&)> add_metadata;
   // Benches that run across ranks (collectives, p2p) set this instead of make_ops: it gets

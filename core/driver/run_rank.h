@@ -18,6 +18,7 @@ struct Launch {
   bool listing = false;
   double timeout_s = 0;
   RankFault fault;
+  bool list_impls = false, list_impls_markdown = false;  // --list-impls [--markdown]: print, run nothing
 };
 
 // The rank's exit code: 0, 1 (a failed point or write, an error) or 2 (bad input).

@@ -29,6 +29,8 @@ const std::set<std::string_view> kBackends{"host", "cuda", "hip"};
 template <class Row>
 void expect_built_or_reasoned(const Row& row, bool built) {
   EXPECT_NE(built, !row.missing.empty()) << row.name << ": built and a reason it is missing, or neither";
+  // A row some build lacks says what a build needs for it (--list-impls --markdown, the docs).
+  if (!row.missing.empty()) EXPECT_FALSE(row.needs.empty()) << row.name << ": missing here, but needs nothing";
 }
 
 // A backend may have several libraries; --impl auto takes its first row.
