@@ -21,6 +21,8 @@ TensorSpec in(const char* name, Extent e, double lo = -kSigned, double hi = kSig
 TensorSpec out(const char* name, Extent e, Elem el = Elem::data) { return {name, e, el, A::write, 0, 0}; }
 TensorSpec inout(const char* name, Extent e, double lo, double hi) { return {name, e, Elem::data, A::read_write, lo, hi}; }
 
+static_assert(kFmaSteps == 4097, "fma_chain's computes text below names the step count");
+
 std::vector<KernelDesc> build_table() {
   return {
       {.id = Kernel::copy, .name = "copy", .family = Family::stream, .shape = Shape::elements,
@@ -33,10 +35,12 @@ std::vector<KernelDesc> build_table() {
        .tensors = {in("b", E::n), in("c", E::n), out("a", E::n)}, .computes = "a = b + q*c (q = 3)"},
       {.id = Kernel::read, .name = "read", .family = Family::stream, .shape = Shape::elements,
        .tensors = {in("a", E::n), out("sums", E::read_slots, Elem::f32)},
-       .computes = "sums[p] = sum of a over chunk p (fp32 accumulation)"},
+       .computes = "sums[p] = sum of a over chunk p of ceil(n/slots) elements, slots = min(1024, max(1, n/4096)) "
+                   "(fp32 accumulation)"},
       {.id = Kernel::fma_chain, .name = "fma_chain", .family = Family::vector, .shape = Shape::elements,
        .tensors = {in("x", E::n), out("y", E::n)},
-       .computes = "y = x after kFmaSteps dependent x = x*m + c (m = -1, c = 0 at run time)"},
+       .computes = "y = x after kFmaSteps (4097) dependent x = x*m + c (m = -1, c = 0 at run time: exact in every "
+                   "dtype); 2 flop per step"},
       {.id = Kernel::layernorm_fwd, .name = "layernorm_fwd", .family = Family::op, .shape = Shape::rows_cols,
        .tensors = {in("x", E::rows_cols), in("gamma", E::cols, 0.5, 1.5), in("beta", E::cols), out("y", E::rows_cols),
                    out("mean", E::rows, Elem::f32), out("rstd", E::rows, Elem::f32)},
@@ -90,7 +94,8 @@ std::vector<KernelDesc> build_table() {
        .computes = "dlogits = (exp(logits - lse) - onehot(target)) / rows (mean reduction, upstream grad 1)"},
       {.id = Kernel::adamw_step, .name = "adamw_step", .family = Family::op, .shape = Shape::params,
        .tensors = {inout("p", E::n, -1, 1), in("g", E::n), inout("m", E::n, -0.1, 0.1), inout("v", E::n, 0.01, 0.1)},
-       .computes = "m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p), in place"},
+       .computes = "m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p), in place "
+                   "(torch.optim.AdamW; lr 0.02, b1 0.9, b2 0.95, eps 1e-8, wd 0.1, step 10)"},
   };
 }
 
@@ -154,6 +159,39 @@ int64_t bytes_moved(const KernelDesc& k, const Dims& d, DType data) {
     total += bytes * (t.access == Access::read_write ? 2 : 1);
   }
   return total;
+}
+
+std::string bytes_formula(const KernelDesc& k) {
+  // One term per (extent, dtype-sized or not), in the order of the Extent enum, dtype-sized first.
+  struct Term {
+    Extent extent;
+    bool data;
+    int64_t coefficient;
+  };
+  std::vector<Term> terms;
+  for (const auto& t : k.tensors) {
+    const bool data = t.elem == Elem::data;
+    const int64_t times = (t.access == Access::read_write ? 2 : 1) *
+                          (data ? 1 : static_cast<int64_t>(elem_bytes(t.elem, DType::fp32)));
+    auto same = [&](const Term& x) { return x.extent == t.extent && x.data == data; };
+    if (auto it = std::find_if(terms.begin(), terms.end(), same); it != terms.end())
+      it->coefficient += times;
+    else
+      terms.push_back({t.extent, data, times});
+  }
+  std::stable_sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
+    return a.extent != b.extent ? a.extent < b.extent : a.data > b.data;
+  });
+  std::string out;
+  for (const Term& t : terms) {
+    static const char* const kSymbols[] = {"n", "RC", "C", "R", "slots"};
+    std::string symbol = kSymbols[static_cast<int>(t.extent)];
+    if (t.data) symbol += t.extent == Extent::read_slots ? "*s" : "s";
+    const bool word = t.extent == Extent::read_slots;
+    out += (out.empty() ? "" : " + ") +
+           (t.coefficient == 1 ? symbol : std::to_string(t.coefficient) + (word ? "*" : "") + symbol);
+  }
+  return out;
 }
 
 int64_t working_set_bytes(const KernelDesc& k, const Dims& d, DType data) {

@@ -83,6 +83,10 @@ size_t elem_bytes(Elem e, DType data);
 DType elem_dtype(Elem e, DType data);
 
 int64_t bytes_moved(const KernelDesc& k, const Dims& d, DType data);
+// bytes_moved in closed form, from the same tensors: n elements, R rows, C cols, s bytes per
+// element of the dtype, slots the partial sums of `read`; fixed-type tensors by their own size
+// ("2RCs + 2Cs + 8R" for layernorm_fwd). For `gpucal list memory-kernels` and the docs.
+std::string bytes_formula(const KernelDesc& k);
 int64_t working_set_bytes(const KernelDesc& k, const Dims& d, DType data);
 // Elements of the kernel's main operand (n, rows x cols): what "size" means in its tables.
 int64_t main_elements(const KernelDesc& k, const Dims& d);

@@ -3,6 +3,9 @@
 // kernel names (core/formulas/kernel_table.h), the sets and the cache-level helpers.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
+
 #include "bench_memory/cache_levels.h"
 #include "core/formulas/kernel_table.h"
 #include "core/formulas/stream_ops.h"
@@ -104,6 +107,45 @@ TEST(MemoryFormulas, AdamWReadsFourWritesThree) {
   EXPECT_EQ(moved("adamw_step", d, DType::fp32), 7 * 1000 * 4);   // p, g, m, v read; p, m, v written
   EXPECT_EQ(moved("adamw_step", d, DType::bf16), 7 * 1000 * 2);
   EXPECT_EQ(working_set_bytes(find_kernel("adamw_step"), d, DType::fp32), 4 * 1000 * 4);
+}
+
+// The closed forms docs/bench_memory.md's kernel table shows (gpucal list memory-kernels).
+TEST(MemoryFormulas, BytesFormulasInClosedForm) {
+  const std::map<std::string, std::string> expected{
+      {"copy", "2ns"},           {"triad", "3ns"},
+      {"read", "ns + 4*slots"},  {"layernorm_fwd", "2RCs + 2Cs + 8R"},
+      {"layernorm_bwd", "3RCs + 3Cs + 8R"}, {"rmsnorm_bwd", "3RCs + 2Cs + 4R"},
+      {"swiglu_bwd", "5RCs"},    {"dropout_residual_add", "3RCs + RC"},
+      {"cross_entropy_fwd", "RCs + 12R"}, {"cross_entropy_bwd", "2RCs + 8R"},
+      {"adamw_step", "7ns"}};
+  for (const auto& [name, formula] : expected) EXPECT_EQ(bytes_formula(find_kernel(name)), formula) << name;
+  // Every row's formula evaluated at a point is its bytes_moved.
+  const Dims d{1 << 16, 64, 1024};
+  for (const auto& k : kernel_table()) {
+    std::string f = bytes_formula(k);
+    EXPECT_FALSE(f.empty()) << k.name;
+    int64_t total = 0;
+    for (size_t start = 0; start < f.size();) {
+      const size_t end = std::min(f.find(" + ", start), f.size());
+      std::string term = f.substr(start, end - start);
+      start = end + 3;
+      size_t digits = 0;
+      while (digits < term.size() && std::isdigit(static_cast<unsigned char>(term[digits]))) ++digits;
+      int64_t value = digits ? std::stoll(term.substr(0, digits)) : 1;
+      term = term.substr(digits);
+      if (!term.empty() && term[0] == '*') term = term.substr(1);
+      for (const auto& [symbol, size] : std::vector<std::pair<std::string, int64_t>>{
+               {"slots", read_slots(d.n)}, {"RC", d.rows * d.cols}, {"n", d.n}, {"C", d.cols}, {"R", d.rows}})
+        if (term.rfind(symbol, 0) == 0) {
+          value *= size;
+          term = term.substr(symbol.size());
+          break;
+        }
+      if (term == "s" || term == "*s") value *= 4;
+      total += value;
+    }
+    EXPECT_EQ(total, bytes_moved(k, d, DType::fp32)) << k.name << ": " << f;
+  }
 }
 
 TEST(MemoryFormulas, ReadSlotsAndChunks) {
