@@ -15,6 +15,7 @@
 #include "app/fit/fit_command.h"
 #include "app/fleet/commands.h"
 #include "app/import/import_command.h"
+#include "app/list/list_command.h"
 #include "app/predict/predict_comm_command.h"
 #include "app/predict/predict_command.h"
 #include "app/run/run_command.h"
@@ -59,6 +60,7 @@ const std::vector<Verb>& verbs() {
        .make = [](const auto& argv) { return gpucal::fleet::make_operator_command("check", argv.front()); }},
       {.name = "history",
        .make = [](const auto& argv) { return gpucal::fleet::make_operator_command("history", argv.front()); }},
+      {.name = "list", .make = [](const auto&) -> std::unique_ptr<Command> { return std::make_unique<ListCommand>(); }},
   };
   return table;
 }

@@ -17,7 +17,8 @@ std::vector<ImportedRun> parse_size_time_csv(const std::string&, const std::vect
 
 const std::vector<ImportFormat>& import_formats() {
   static const std::vector<ImportFormat> table{
-      {.name = "nccl-tests-json", .help = "nccl-tests -J output: a JSON document with a 'results' list",
+      {.name = "nccl-tests-json", .help = "nccl-tests -J output: a JSON document (its first line with content starts with '{') with a "
+               "'results' list",
        .scope = FormatScope::whole_file, .detects = detects_nccl_tests_json, .parse = parse_nccl_tests_json_file},
       {.name = "nccl-tests",
        .help = "nccl-tests / rccl-tests text output: a '# nThread' header, a '# size count type' column header, "

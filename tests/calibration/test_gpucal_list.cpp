@@ -1,0 +1,115 @@
+// `gpucal list`: every registry's every row, in plain text and markdown, the summary's counts,
+// and a misspelt registry as one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "app/export/export_registry.h"
+#include "app/import/import_formats.h"
+#include "app/run/suites.h"
+#include "core/formulas/collectives.h"
+#include "core/formulas/kernel_table.h"
+#include "core/model/model_spec.h"
+#include "tests/calibration/import_test_util.h"
+#include "tests/calibration/test_util.h"
+
+#ifndef GPUCAL_BIN_RELATIVE
+#error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"
+#endif
+
+namespace gpucal::calibration {
+namespace {
+
+std::string gpucal_list_bin() {
+  return testing::beside_test_binary(GPUCAL_BIN_RELATIVE);
+}
+
+int gpucal_list(const std::string& args, std::string& output, const std::string& dir) {
+  return testing::run_command(gpucal_list_bin() + " list " + args, output, dir + "/gpucal.log");
+}
+
+std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+template <class Table>
+std::vector<std::string> row_names(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& row : table) out.emplace_back(row.name);
+  return out;
+}
+
+// Each registry's rows by name, from the registries themselves (the verbs from gpucal --help).
+std::map<std::string, std::vector<std::string>> expected_rows(const std::string& dir) {
+  std::string help;
+  EXPECT_EQ(testing::run_command(gpucal_list_bin() + " --help", help, dir + "/help.log"), 0);
+  std::vector<std::string> verbs;
+  const std::string listing = help.substr(help.find("Subcommands:"));
+  for (const auto& line : text_lines(listing.substr(0, listing.find("Examples:"))))
+    if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ')
+      verbs.push_back(line.substr(2, line.find(' ', 2) - 2));
+  return {{"verbs", verbs},
+          {"collectives", row_names(collectives())},
+          {"export-targets", row_names(export_targets())},
+          {"import-formats", row_names(import_formats())},
+          {"suites", row_names(suites())},
+          {"presets", row_names(model::presets())},
+          {"memory-kernels", row_names(memory::kernel_table())}};
+}
+
+TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
+  const std::string dir = testing::fresh_temp_dir();
+  const auto expected = expected_rows(dir);
+  ASSERT_GE(expected.at("verbs").size(), 10u);
+  EXPECT_NE(std::find(expected.at("verbs").begin(), expected.at("verbs").end(), "list"),
+            expected.at("verbs").end());
+  std::string out;
+  ASSERT_EQ(gpucal_list("", out, dir), 0) << out;
+  const auto summary = text_lines(out);
+  ASSERT_EQ(summary.size(), 1 + expected.size()) << out;
+  for (const auto& [what, names] : expected) {
+    // The summary's count, then the rows in registry order, plain and markdown.
+    const auto line = std::find_if(summary.begin(), summary.end(),
+                                   [&](const std::string& l) { return l.rfind(what + " ", 0) == 0; });
+    ASSERT_NE(line, summary.end()) << what << " is not in the summary:\n" << out;
+    std::istringstream words(*line);
+    std::string name, count;
+    words >> name >> count;
+    EXPECT_EQ(count, std::to_string(names.size())) << *line;
+    ASSERT_EQ(gpucal_list(what, out, dir), 0) << out;
+    const auto plain = text_lines(out);
+    ASSERT_EQ(plain.size(), 1 + names.size()) << out;
+    for (size_t i = 0; i < names.size(); ++i)
+      EXPECT_EQ(plain[1 + i].rfind(names[i] + " ", 0), 0u) << plain[1 + i];
+    ASSERT_EQ(gpucal_list(what + " --markdown", out, dir), 0) << out;
+    const auto markdown = text_lines(out);
+    ASSERT_EQ(markdown.size(), 2 + names.size()) << out;
+    for (size_t i = 0; i < names.size(); ++i)
+      EXPECT_EQ(markdown[2 + i].rfind("| `" + names[i] + "` |", 0), 0u) << markdown[2 + i];
+  }
+  ASSERT_EQ(gpucal_list("collectives", out, dir), 0);
+  EXPECT_NE(out.find("\nallreduce "), std::string::npos) << out;
+  EXPECT_NE(out.find("2(n-1)/n"), std::string::npos) << out;
+}
+
+TEST(GpucalCli, ListOfAMisspeltRegistryIsOneLineAndExitTwo) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::string out;
+  EXPECT_EQ(gpucal_list("colectives", out, dir), 2);
+  EXPECT_EQ(
+      out.rfind("gpucal: error: unknown registry 'colectives' (did you mean 'collectives'? choices: verbs, ",
+                0),
+      0u)
+      << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(gpucal_list("collectives extra", out, dir), 2);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+}  // namespace
+}  // namespace gpucal::calibration
