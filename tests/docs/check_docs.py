@@ -5,7 +5,15 @@ in the README's shell blocks names something that exists: a `gpucal` verb in `gp
 bench binary in the build, a `.ci/` script, each `--flag` in that program's own --help. A block
 whose first line is `# GPU only` is checked for its programs and verbs alone.
 
-usage: check_docs.py --root SOURCE_DIR --build BUILD_DIR [--allow-missing PATH ...]
+
+A generated block, the text between `<!-- generated: COMMAND -->` and `<!-- end generated -->`
+(a table of a registry's rows: `gpucal list WHAT --markdown`, `bench_gemm --list-impls
+--markdown`), must be what COMMAND prints now, run with the build's programs; a block that
+differs is a problem naming the page, line and command. With --update the blocks are rewritten
+in place from their commands' output instead, and nothing else is checked.
+
+usage: check_docs.py [--root SOURCE_DIR] [--build BUILD_DIR] [--allow-missing PATH ...] [--update]
+SOURCE_DIR defaults to the tree this script is in, BUILD_DIR to SOURCE_DIR/build.
 Exit 0 when all holds, 1 with one line per problem, 77 when SOURCE_DIR holds no README.md.
 --allow-missing names a page that may be absent (a link to it is then not checked); once it
 exists, its links and anchors are checked like any other."""
@@ -24,6 +32,8 @@ LINK = re.compile(r'!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)'
 HEADING = re.compile(r'^(#{1,6})\s+(.*?)\s*#*\s*$')
 SHELL_INFOS = {'', 'sh', 'bash', 'shell', 'console'}
 GPU_ONLY = '# GPU only'
+GENERATED_START = re.compile(r'^<!-- generated: (.+?) -->\s*$')
+GENERATED_END = '<!-- end generated -->'
 
 
 def prose_lines(text):
@@ -273,19 +283,143 @@ def check_commands(root, build, readme):
     return errors, checked
 
 
+def generated_blocks(text):
+    """(marker line number, command, index of the marker line, index of the end line or None) of
+    each generated block outside code fences."""
+    blocks, open_block = [], None
+    for n, line in prose_lines(text):
+        m = GENERATED_START.match(line)
+        if m:
+            if open_block:
+                blocks.append(open_block)
+            open_block = (n, m.group(1).strip(), n - 1, None)
+        elif line.strip() == GENERATED_END and open_block:
+            blocks.append(open_block[:3] + (n - 1,))
+            open_block = None
+    if open_block:
+        blocks.append(open_block)
+    return blocks
+
+
+def trimmed(lines):
+    """The lines without the blank ones at either end."""
+    lines = list(lines)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def generated_output(root, build, cmd):
+    """(lines the command prints, None) or (None, why it could not run)."""
+    try:
+        words = shlex.split(cmd)
+    except ValueError as e:
+        return None, f'cannot split the command: {e}'
+    name = os.path.basename(words[0]) if words else ''
+    if name == 'gpucal':
+        path = os.path.join(build, 'app', 'gpucal')
+    elif re.fullmatch(r'bench_\w+', name):
+        path = os.path.join(build, name, name)
+    else:
+        return None, 'not a gpucal or bench_* command'
+    if not os.access(path, os.X_OK):
+        return None, f'{os.path.relpath(path, build)} is not built'
+    try:
+        r = subprocess.run([path] + words[1:], capture_output=True, text=True, timeout=60, cwd=root)
+    except subprocess.TimeoutExpired:
+        return None, 'did not finish in 60 s'
+    if r.returncode != 0:
+        first = (r.stderr.strip() or r.stdout.strip()).split('\n')[0]
+        return None, f'exit {r.returncode}: {first}'
+    return trimmed(r.stdout.split('\n')), None
+
+
+def update_command(root, build):
+    here = os.path.relpath(build, root)
+    return 'python3 tests/docs/check_docs.py --update' + ('' if here == 'build' else f' --build {build}')
+
+
+def first_difference(have, want):
+    """(index of the first line that differs, what differs there, from just before it)."""
+    for i in range(max(len(have), len(want))):
+        a = have[i] if i < len(have) else '(nothing)'
+        b = want[i] if i < len(want) else '(nothing)'
+        if a != b:
+            j = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+            cut = max(0, j - 20)
+            return i, f'reads {a[cut:j + 40]!r}, the command prints {b[cut:j + 40]!r}'
+    return 0, ''
+
+
+def check_generated(root, build, pages, update=False):
+    """Problems with the generated blocks (or, with update, the blocks rewritten) and how many."""
+    errors, seen, changed = [], 0, []
+    for page in pages:
+        rel_page = os.path.relpath(page, root)
+        lines = open(page, encoding='utf-8').read().split('\n')
+        new_lines, done = [], 0
+        for n, cmd, start, end in generated_blocks('\n'.join(lines)):
+            seen += 1
+            where = f'{rel_page}:{n}: `{cmd}`'
+            if end is None:
+                errors.append(f'{where}: no {GENERATED_END} after it')
+                continue
+            output, why = generated_output(root, build, cmd)
+            if output is None:
+                errors.append(f'{where}: {why}')
+                continue
+            body = lines[start + 1:end]
+            have = trimmed(body)
+            new_lines += lines[done:start + 1] + [''] + output + ['']
+            done = end
+            if have != output:
+                if update:
+                    changed.append(where)
+                else:
+                    i, what = first_difference(have, output)
+                    lead = next((k for k, text in enumerate(body) if text.strip()), 0)
+                    line = start + 2 + lead + i  # the page's line number of have[i]
+                    errors.append(f'{where}: the generated block is not the command\'s output (line {line} {what}); '
+                                  f'fix: {update_command(root, build)}')
+        if update and done:
+            text = '\n'.join(new_lines + lines[done:])
+            if text != '\n'.join(lines):
+                with open(page, 'w', encoding='utf-8') as f:
+                    f.write(text)
+    return errors, seen, changed
+
+
+def update_main(root, build, pages):
+    errors, seen, changed = check_generated(root, build, pages, update=True)
+    for c in changed:
+        print(f'updated {c}')
+    for e in errors:
+        print(e)
+    print(f'{seen} generated block(s), {len(changed)} rewritten' + (f'; {len(errors)} problem(s)' if errors else ''))
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--root', required=True)
-    ap.add_argument('--build', required=True)
+    ap.add_argument('--root', default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    ap.add_argument('--build')
     ap.add_argument('--allow-missing', action='append', default=[])
+    ap.add_argument('--update', action='store_true', help='rewrite the generated blocks from their commands')
     a = ap.parse_args()
-    root, build = os.path.abspath(a.root), os.path.abspath(a.build)
+    root = os.path.abspath(a.root)
+    build = os.path.abspath(a.build or os.path.join(root, 'build'))
     readme = os.path.join(root, 'README.md')
     if not os.path.isfile(readme):
         print(f'no README.md in {root}: not a source tree (a relocated build?); skipped')
         return 77
     pages = [readme] + sorted(glob.glob(os.path.join(root, 'docs', '*.md')))
+    if a.update:
+        return update_main(root, build, pages)
     errors = check_links(root, pages, set(a.allow_missing))
+    gen_errors, generated, _ = check_generated(root, build, pages)
+    errors += gen_errors
     text = open(readme, encoding='utf-8').read()
     n_lines = text.count('\n') + (0 if text.endswith('\n') or not text else 1)  # as wc -l, plus a last line
     if n_lines > README_MAX_LINES:
@@ -297,7 +431,7 @@ def main():
     for e in errors:
         print(e)
     absent = [p for p in a.allow_missing if not os.path.exists(os.path.join(root, p))]
-    print(f'{len(pages)} pages, README {n_lines} lines, {checked} commands checked'
+    print(f'{len(pages)} pages, README {n_lines} lines, {checked} commands checked, {generated} generated blocks'
           + (f'; not yet written: {", ".join(absent)}' if absent else '')
           + (f'; {len(errors)} problem(s)' if errors else '; ok'))
     return 1 if errors else 0
