@@ -1,7 +1,8 @@
 // One registry per extension point (collectives, GEMM, attention and memory implementations,
 // export targets, import formats, suites, model presets): a table of descriptors, each with a
 // `name` and a one-line `help`. A CLI's choices, its help text, its validation and its
-// "unknown name" messages are made here from the table, never retyped.
+// "unknown name" messages are made here from the table, never retyped; so are the tables
+// `gpucal list` and the benches' --list-impls print for the docs (core/registry/listing.h).
 #pragma once
 
 #include <algorithm>
