@@ -28,9 +28,9 @@ struct AttentionImpl {
   std::vector<std::string_view> backends;  // the backends it runs on, in the order --impl auto tries them
   // What a build must have found at configure time to have it (empty: always built); --list-impls
   // --markdown shows it, the same from every build.
-  std::string_view needs;
+  std::string_view needs{};
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
-  std::string_view missing;
+  std::string_view missing{};
   // The run's shared state (nullptr where the implementation needs none).
   std::shared_ptr<LibraryContext> (*make_context)(Backend& backend) = nullptr;
   std::unique_ptr<AttentionOp> (*make_op)(const AttentionProblem& p, const std::string& regime,

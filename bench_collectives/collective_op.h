@@ -41,7 +41,7 @@ struct CollectivePoint {
   bool graph = false;
   // --nccl-tuning-log on world rank 0 (nccl/rccl): this process's NCCL debug file, shared by
   // every point; null otherwise (the nccl_* cells stay empty).
-  std::shared_ptr<LogTail> tuning_log;
+  std::shared_ptr<LogTail> tuning_log{};
   // "collectives/nccl/allreduce/fp32/sum/n4/oop/8K/hot": unique per row.
   std::string key(int nranks) const;
 };

@@ -10,7 +10,7 @@ namespace {
 
 // cuBLASLt's recommendation for Hopper is 32 MiB (the sm_90 kernels with many stages and
 // split-K reductions need it); 4 MiB covers the heuristic's picks elsewhere.
-size_t vendor_workspace(const Backend& backend) {
+[[maybe_unused]] size_t vendor_workspace(const Backend& backend) {
   return backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20) : (4u << 20);
 }
 

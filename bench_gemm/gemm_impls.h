@@ -27,9 +27,9 @@ struct GemmImpl {
   std::string_view help;
   // What a build must have found at configure time to have it (empty: always built); --list-impls
   // --markdown shows it, the same from every build.
-  std::string_view needs;
+  std::string_view needs{};
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
-  std::string_view missing;
+  std::string_view missing{};
   // The library workspace a run gets unless --workspace says otherwise (0: none).
   size_t (*default_workspace)(const Backend& backend) = nullptr;
   // The run's shared state (nullptr where the library needs none).

@@ -16,7 +16,7 @@ struct GpuApi {
   void (*launch)(const LaunchArgs&, int) = nullptr;
 };
 
-GpuApi api_for(const std::string& backend) {
+GpuApi api_for([[maybe_unused]] const std::string& backend) {
 #if defined(GPUCAL_HAVE_MEMORY_CUDA)
   if (backend == "cuda") return {"cuda", cuda::gpu_check_supported, cuda::gpu_workspace_bytes, cuda::gpu_launch};
 #endif

@@ -53,9 +53,9 @@ struct MemoryImpl {
   std::vector<std::string_view> backends;  // the backends it runs on
   // What a build must have found at configure time to have it (empty: always built); --list-impls
   // --markdown shows it, the same from every build.
-  std::string_view needs;
+  std::string_view needs{};
   // Why this build lacks it (its toolkit was not found at configure time); empty when built.
-  std::string_view missing;
+  std::string_view missing{};
   bool (*offers)(Kernel k) = nullptr;  // the kernels it measures; nullptr: every kernel
   // The run's shared state (nullptr where the implementation needs none).
   std::shared_ptr<LibraryContext> (*make_context)(Backend& backend) = nullptr;

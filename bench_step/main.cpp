@@ -8,8 +8,8 @@
 // kernels, NCCL; hip = hipBLASLt, flash, our kernels, RCCL.
 // Axes: the model and layout flags of every bench (--model/--model-config, --tp, --seq, ...).
 // Example (Llama-3 8B shrunk, one layer, TP 2 over two MPI ranks):
-//   mpirun -np 2 bench_step --backend host --model llama3-8b --scale 8 --layers 1 --seq 512 --tp 2 \
-//     --out results/step.csv
+//   mpirun -np 2 bench_step --backend host --model llama3-8b --scale 8 --layers 1 --seq 512 --tp 2
+//     --out results/step.csv   (one command line)
 // Then `gpucal predict results --model ... (same flags)` reports predicted / measured.
 #include <CLI/CLI.hpp>
 #include <algorithm>

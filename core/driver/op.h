@@ -15,7 +15,7 @@ namespace gpucal {
 struct Verification {
   std::string status = "skipped";  // ok | fail | skipped
   double max_rel_err = 0;
-  std::string detail;  // why it failed or was skipped
+  std::string detail{};  // why it failed or was skipped
 };
 
 class Op {

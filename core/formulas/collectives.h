@@ -27,13 +27,13 @@ struct CollectiveInfo {
   bool reduces = false, rooted = false;
   bool in_bench = false;  // bench_collectives measures it (the others are imported and modelled)
   // nccl-tests' binary without _perf/_mpi (all_reduce); "" for none.
-  std::string_view nccl_tests_name;
+  std::string_view nccl_tests_name{};
   // NCCL's function as its TUNING log lines name it (AllReduce); "" where NCCL logs none.
-  std::string_view nccl_tuning_name;
+  std::string_view nccl_tuning_name{};
   // Words in an OSU test's title that name it, tried in registry order; empty for none.
-  std::vector<std::string_view> osu_words;
+  std::vector<std::string_view> osu_words{};
   // Other spellings a user may type (reduce-scatter).
-  std::vector<std::string_view> aliases;
+  std::vector<std::string_view> aliases{};
 };
 
 const std::vector<CollectiveInfo>& collectives();

@@ -12,9 +12,9 @@ namespace gpucal::registry {
 
 struct Listing {
   std::vector<std::string> columns;  // the headers; the first column holds the row's name
-  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<std::string>> rows{};
   // Columns whose markdown cells are code spans (names, formulas); the first always is.
-  std::vector<size_t> code_columns;
+  std::vector<size_t> code_columns{};
 };
 
 // A header line, then one line per row: each column padded to its widest cell, two spaces
@@ -32,9 +32,9 @@ inline std::string format_table(const Listing& table, bool markdown) {
 // its --list-impls shows it.
 struct ImplRow {
   std::string name, backends, help;
-  std::string needs;    // what a build must have found at configure time to have it ("": always built)
-  std::string missing;  // why this build lacks it ("": built)
-  std::string extra;    // the registry's own column, where it has one (bench_memory: the kernels)
+  std::string needs{};    // what a build must have found at configure time to have it ("": always built)
+  std::string missing{};  // why this build lacks it ("": built)
+  std::string extra{};    // the registry's own column, where it has one (bench_memory: the kernels)
 };
 
 // --list-impls: impl, backend, help (and the extra column); plain text then says which rows this
