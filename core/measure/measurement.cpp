@@ -82,7 +82,7 @@ struct Sampler {
   DeviceTimer& timer;
   Team* team;
   bool judge_cpu;
-  std::vector<double> local, block_cpu_share;
+  std::vector<double> local{}, block_cpu_share{};
   bool cap_passed_early = false;
 
   void run(const std::function<void()>& launch, int batch, double t_sampling) {
