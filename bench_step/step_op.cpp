@@ -2,15 +2,9 @@
 
 #include <algorithm>
 
-namespace gpucal::step {
+#include "core/registry/listing.h"
 
-namespace {
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : "+") + x;
-  return s;
-}
-}  // namespace
+namespace gpucal::step {
 
 StepOp::StepOp(std::string point, std::string impl, std::vector<std::pair<std::string, std::string>> cells,
                std::vector<StepEntry> entries,
@@ -31,8 +25,8 @@ void StepOp::describe(Row& row) const {
   for (const auto& [k, v] : cells_) row.set(k, v);
   row.set("ops", static_cast<int64_t>(entries_.size()))
       .set("launches", launches_)
-      .set("roles_run", join(roles_run_))
-      .set("roles_skipped", join(roles_skipped_))
+      .set("roles_run", registry::join(roles_run_, "+"))
+      .set("roles_skipped", registry::join(roles_skipped_, "+"))
       .set("flops", flops_);
 }
 

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
+#include "app/export/export_common.h"
+
 namespace gpucal::calibration::tool_formulas {
 
 using nlohmann::json;
-
-namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-}
 
 double nersc_gemm_s(const json& system, const model::GemmShape& g) {
   const double flops = static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) *

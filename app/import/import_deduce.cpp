@@ -27,6 +27,7 @@
 #include "app/import/import_parsers.h"
 #include "core/formulas/collective_formulas.h"
 #include "core/formulas/collectives.h"
+#include "core/registry/listing.h"
 
 namespace gpucal::calibration {
 
@@ -35,12 +36,6 @@ namespace {
 // busbw / algbw as nccl-tests prints it for `c` at n ranks.
 double printed_factor(const CollectiveInfo& c, int nranks) {
   return c.name == "hypercube" ? 1.0 : bus_factor(std::string(c.name), nranks);
-}
-
-std::string join(const std::vector<std::string>& names, const std::string& separator) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
-  return out;
 }
 
 std::string with_decimals(double v, int decimals) {
@@ -149,7 +144,7 @@ Deduction deduce_collective(const std::vector<CollectivePoint>& points, const Ta
                              : rows_fit_factor(points, 0.0, c.bus == BusFamily::allreduce ? 2.0 : 1.0);
     if (fits) d.candidates.emplace_back(c.name);
   }
-  d.evidence = join(evidence, ", ");
+  d.evidence = registry::join(evidence, ", ");
   d.nranks_known = n > 0;
   return d;
 }
@@ -163,14 +158,14 @@ void settle_collective(ImportedRun& run, const TableColumns& columns, const Impo
   if (!run.collective.empty()) {
     if (!fits(run.collective))
       run.notes.push_back("the table (" + d.evidence + ") does not look like " + run.collective + "'s" +
-                          (d.candidates.empty() ? "" : ": it fits " + join(d.candidates, " or ")));
+                          (d.candidates.empty() ? "" : ": it fits " + registry::join(d.candidates, " or ")));
     return;
   }
   if (!options.collective.empty()) {
     if (!d.candidates.empty() && !fits(options.collective))
       throw ImportError(run.source_file, run.first_line,
                         "--collective " + options.collective + " contradicts the table (" + d.evidence +
-                            "): it fits " + join(d.candidates, " or "));
+                            "): it fits " + registry::join(d.candidates, " or "));
     run.collective = options.collective;
     run.collective_from = "--collective";
     return;
@@ -188,7 +183,7 @@ void settle_collective(ImportedRun& run, const TableColumns& columns, const Impo
   const std::string head = "cannot tell which collective this table measured (no '# Collective test starting' line, "
                            "no *_perf command line; the table shows " + d.evidence + "): ";
   throw ImportError(run.source_file, run.first_line,
-                    head + (d.candidates.empty() ? "no collective fits it" : "it fits " + join(d.candidates, " or ")) +
+                    head + (d.candidates.empty() ? "no collective fits it" : "it fits " + registry::join(d.candidates, " or ")) +
                         (d.nranks_known ? "" : "; the rank count is unknown (no rank lines, no 'nranks' in NCCL INFO "
                                                "lines, no launcher count): pass --nranks N or --collective NAME") +
                         (d.nranks_known ? "; pass --collective NAME" : ""));

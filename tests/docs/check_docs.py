@@ -150,12 +150,21 @@ def logical_lines(lines):
     return joined
 
 
+def program_path(build, name):
+    """The build's gpucal or bench_* for a command's program name; None for any other program."""
+    if name == 'gpucal':
+        return os.path.join(build, 'app', 'gpucal')
+    if re.fullmatch(r'bench_\w+', name):
+        return os.path.join(build, name, name)
+    return None
+
+
 class Programs:
     """The build's programs and their --help texts (asked once each)."""
 
     def __init__(self, root, build):
         self.root, self.build, self.helps = root, build, {}
-        self.gpucal = os.path.join(build, 'app', 'gpucal')
+        self.gpucal = program_path(build, 'gpucal')
 
     def help_text(self, argv):
         key = tuple(argv)
@@ -269,7 +278,7 @@ def check_commands(root, build, readme):
                     program = [progs.gpucal, verb]
                 else:
                     name = os.path.basename(prog)
-                    path = os.path.join(build, name, name)
+                    path = program_path(build, name)
                     if not os.access(path, os.X_OK):
                         errors.append(f'{where}: {name} is not built ({os.path.relpath(path, build)})')
                         continue
@@ -318,11 +327,8 @@ def generated_output(root, build, cmd):
     except ValueError as e:
         return None, f'cannot split the command: {e}'
     name = os.path.basename(words[0]) if words else ''
-    if name == 'gpucal':
-        path = os.path.join(build, 'app', 'gpucal')
-    elif re.fullmatch(r'bench_\w+', name):
-        path = os.path.join(build, name, name)
-    else:
+    path = program_path(build, name)
+    if path is None:
         return None, 'not a gpucal or bench_* command'
     if not os.access(path, os.X_OK):
         return None, f'{os.path.relpath(path, build)} is not built'
