@@ -10,11 +10,6 @@ namespace gpucal::attention {
 using registry::backends_text;
 using registry::runs_on;
 
-namespace {
-constexpr std::string_view kAttentionNeedsCudnn = "a CUDA build (-DGPUCAL_CUDA=ON) with cuDNN found at configure time";
-constexpr std::string_view kAttentionNeedsGpu = "a CUDA or HIP build (-DGPUCAL_CUDA=ON or -DGPUCAL_HIP=ON)";
-}  // namespace
-
 const std::vector<AttentionImpl>& attention_impls() {
   static const std::vector<AttentionImpl> table{
       {.name = "host", .help = "blocked two-pass softmax over OpenBLAS (fp32, fp64); the CI implementation",
@@ -24,20 +19,20 @@ const std::vector<AttentionImpl>& attention_impls() {
        }},
 #if defined(GPUCAL_HAVE_CUDNN)
       {.name = "cudnn", .help = "cuDNN's fused SDPA through the backend graph API", .backends = {"cuda"},
-       .needs = kAttentionNeedsCudnn, .make_context = make_cudnn_context, .make_op = make_cudnn_attention},
+       .needs = registry::needs::kCudnn, .make_context = make_cudnn_context, .make_op = make_cudnn_attention},
 #else
       {.name = "cudnn", .help = "cuDNN's fused SDPA through the backend graph API", .backends = {"cuda"},
-       .needs = kAttentionNeedsCudnn, .missing = "this build has no cuDNN (CUDA or cuDNN not found at configure time)"},
+       .needs = registry::needs::kCudnn, .missing = "this build has no cuDNN (CUDA or cuDNN not found at configure time)"},
 #endif
 #if defined(GPUCAL_HAVE_FLASH_CUDA) || defined(GPUCAL_HAVE_FLASH_HIP)
       {.name = "flash", .help = "gpucal's portable FlashAttention-2-style kernel (flash_kernels.cuh)",
-       .backends = {"cuda", "hip"}, .needs = kAttentionNeedsGpu,
+       .backends = {"cuda", "hip"}, .needs = registry::needs::kCudaOrHip,
        .make_op = [](const AttentionProblem& p, const std::string& regime, std::shared_ptr<LibraryContext>) {
          return make_flash_attention(p, regime);
        }},
 #else
       {.name = "flash", .help = "gpucal's portable FlashAttention-2-style kernel (flash_kernels.cuh)",
-       .backends = {"cuda", "hip"}, .needs = kAttentionNeedsGpu, .missing = "this build has no CUDA or HIP backend"},
+       .backends = {"cuda", "hip"}, .needs = registry::needs::kCudaOrHip, .missing = "this build has no CUDA or HIP backend"},
 #endif
   };
   return table;
@@ -45,9 +40,7 @@ const std::vector<AttentionImpl>& attention_impls() {
 
 std::string attention_impls_table(bool markdown) {
   std::vector<registry::ImplRow> rows;
-  for (const AttentionImpl& impl : attention_impls())
-    rows.push_back({.name = std::string(impl.name), .backends = backends_text(impl), .help = std::string(impl.help),
-                    .needs = std::string(impl.needs), .missing = std::string(impl.missing)});
+  for (const AttentionImpl& impl : attention_impls()) rows.push_back(registry::impl_row(impl, backends_text(impl)));
   return registry::impl_table(rows, markdown);
 }
 

@@ -14,9 +14,6 @@ namespace {
   return backend.info().arch.rfind("sm_9", 0) == 0 ? (32u << 20) : (4u << 20);
 }
 
-constexpr std::string_view kGemmNeedsCuda = "a CUDA build (-DGPUCAL_CUDA=ON)";
-constexpr std::string_view kGemmNeedsHipblaslt = "a HIP build (-DGPUCAL_HIP=ON) with hipBLASLt found at configure time";
-
 }  // namespace
 
 const std::vector<GemmImpl>& gemm_impls() {
@@ -27,19 +24,19 @@ const std::vector<GemmImpl>& gemm_impls() {
                      std::shared_ptr<LibraryContext>) { return make_host_gemm(p, regime, o); }},
 #if defined(GPUCAL_HAVE_CUDA)
       {.name = "cublaslt", .backend = "cuda", .help = "cuBLASLt matmul with its heuristic or autotuned algorithms",
-       .needs = kGemmNeedsCuda, .default_workspace = vendor_workspace, .make_context = make_cublaslt_context,
+       .needs = registry::needs::kCuda, .default_workspace = vendor_workspace, .make_context = make_cublaslt_context,
        .make_op = make_cublaslt_gemm},
 #else
       {.name = "cublaslt", .backend = "cuda", .help = "cuBLASLt matmul with its heuristic or autotuned algorithms",
-       .needs = kGemmNeedsCuda, .missing = "this build has no CUDA backend"},
+       .needs = registry::needs::kCuda, .missing = "this build has no CUDA backend"},
 #endif
 #if defined(GPUCAL_HAVE_HIPBLASLT)
       {.name = "hipblaslt", .backend = "hip", .help = "hipBLASLt matmul with its heuristic or autotuned algorithms",
-       .needs = kGemmNeedsHipblaslt, .default_workspace = vendor_workspace, .make_context = make_hipblaslt_context,
+       .needs = registry::needs::kHipblaslt, .default_workspace = vendor_workspace, .make_context = make_hipblaslt_context,
        .make_op = make_hipblaslt_gemm},
 #else
       {.name = "hipblaslt", .backend = "hip", .help = "hipBLASLt matmul with its heuristic or autotuned algorithms",
-       .needs = kGemmNeedsHipblaslt, .missing = "this build has no hipBLASLt (not found at configure time)"},
+       .needs = registry::needs::kHipblaslt, .missing = "this build has no hipBLASLt (not found at configure time)"},
 #endif
   };
   return table;
@@ -47,9 +44,7 @@ const std::vector<GemmImpl>& gemm_impls() {
 
 std::string gemm_impls_table(bool markdown) {
   std::vector<registry::ImplRow> rows;
-  for (const GemmImpl& impl : gemm_impls())
-    rows.push_back({.name = std::string(impl.name), .backends = std::string(impl.backend), .help = std::string(impl.help),
-                    .needs = std::string(impl.needs), .missing = std::string(impl.missing)});
+  for (const GemmImpl& impl : gemm_impls()) rows.push_back(registry::impl_row(impl, std::string(impl.backend)));
   return registry::impl_table(rows, markdown);
 }
 

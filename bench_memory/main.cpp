@@ -52,12 +52,8 @@ std::vector<Kernel> kernels_from(const std::string& spec) {
   for (const auto& w : parse_word_list(spec, "kernel")) {
     if (w == "all") {
       for (const auto& d : kernel_table()) out.push_back(d.id);
-    } else if (w == "stream") {
-      add_family(Family::stream);
-    } else if (w == "vector") {
-      add_family(Family::vector);
-    } else if (w == "ops") {
-      add_family(Family::op);
+    } else if (const std::optional<Family> family = family_of_word(w)) {
+      add_family(*family);
     } else {
       out.push_back(find_kernel(w).id);
     }

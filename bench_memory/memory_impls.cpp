@@ -10,9 +10,6 @@ namespace gpucal::memory {
 using registry::runs_on;
 
 namespace {
-constexpr std::string_view kMemoryNeedsGpu = "a CUDA or HIP build (-DGPUCAL_CUDA=ON or -DGPUCAL_HIP=ON)";
-constexpr std::string_view kMemoryNeedsCudnn = "a CUDA build (-DGPUCAL_CUDA=ON) with cuDNN found at configure time";
-
 // The kernels an implementation measures, in the kernel table's order ("all" for every one).
 std::string offered_kernels(const MemoryImpl& impl) {
   if (impl.offers == nullptr) return "all";
@@ -29,19 +26,19 @@ const std::vector<MemoryImpl>& memory_impls() {
        .make = [](Backend&, std::shared_ptr<LibraryContext>) { return make_host_impl(); }},
 #if defined(GPUCAL_HAVE_MEMORY_CUDA) || defined(GPUCAL_HAVE_MEMORY_HIP)
       {.name = "gpucal", .help = "gpucal's CUDA/HIP kernels, one source through the portability header",
-       .backends = {"cuda", "hip"}, .needs = kMemoryNeedsGpu,
+       .backends = {"cuda", "hip"}, .needs = registry::needs::kCudaOrHip,
        .make = [](Backend& backend, std::shared_ptr<LibraryContext>) { return make_gpu_impl(backend); }},
 #else
       {.name = "gpucal", .help = "gpucal's CUDA/HIP kernels, one source through the portability header",
-       .backends = {"cuda", "hip"}, .needs = kMemoryNeedsGpu, .missing = "this build has no CUDA or HIP backend"},
+       .backends = {"cuda", "hip"}, .needs = registry::needs::kCudaOrHip, .missing = "this build has no CUDA or HIP backend"},
 #endif
 #if defined(GPUCAL_HAVE_CUDNN)
       {.name = "cudnn", .help = "cuDNN's layernorm and rmsnorm, forward and backward (backend graph API)",
-       .backends = {"cuda"}, .needs = kMemoryNeedsCudnn, .offers = cudnn_offers, .make_context = make_cudnn_context,
+       .backends = {"cuda"}, .needs = registry::needs::kCudnn, .offers = cudnn_offers, .make_context = make_cudnn_context,
        .make = [](Backend&, std::shared_ptr<LibraryContext> ctx) { return make_cudnn_impl(ctx); }},
 #else
       {.name = "cudnn", .help = "cuDNN's layernorm and rmsnorm, forward and backward (backend graph API)",
-       .backends = {"cuda"}, .needs = kMemoryNeedsCudnn,
+       .backends = {"cuda"}, .needs = registry::needs::kCudnn,
        .missing = "this build has no cuDNN (CUDA or cuDNN not found at configure time)",
        .offers = cudnn_offers},
 #endif
@@ -51,10 +48,11 @@ const std::vector<MemoryImpl>& memory_impls() {
 
 std::string memory_impls_table(bool markdown) {
   std::vector<registry::ImplRow> rows;
-  for (const MemoryImpl& impl : memory_impls())
-    rows.push_back({.name = std::string(impl.name), .backends = registry::backends_text(impl),
-                    .help = std::string(impl.help), .needs = std::string(impl.needs),
-                    .missing = std::string(impl.missing), .extra = offered_kernels(impl)});
+  for (const MemoryImpl& impl : memory_impls()) {
+    registry::ImplRow row = registry::impl_row(impl, registry::backends_text(impl));
+    row.extra = offered_kernels(impl);
+    rows.push_back(row);
+  }
   return registry::impl_table(rows, markdown, "kernels");
 }
 

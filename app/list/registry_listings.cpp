@@ -88,22 +88,10 @@ Listing list_suites(const CLI::App&) {
   return t;
 }
 
-std::string family_text(memory::Family f) {
-  switch (f) {
-    case memory::Family::stream:
-      return "stream";
-    case memory::Family::vector:
-      return "vector";
-    case memory::Family::op:
-      return "ops";
-  }
-  return "?";
-}
-
 Listing list_memory_kernels(const CLI::App&) {
   Listing t{.columns = {"kernel", "family", "computes", "bytes"}, .code_columns = {2, 3}};
   for (const memory::KernelDesc& k : memory::kernel_table())
-    t.rows.push_back({k.name, family_text(k.family), k.computes, memory::bytes_formula(k)});
+    t.rows.push_back({k.name, std::string(memory::family_word(k.family)), k.computes, memory::bytes_formula(k)});
   return t;
 }
 

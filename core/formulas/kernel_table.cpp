@@ -1,6 +1,7 @@
 #include "core/formulas/kernel_table.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -124,6 +125,23 @@ const KernelDesc& find_kernel(const std::string& name) {
   std::string known;
   for (const auto& n : kernel_names()) known += (known.empty() ? "" : ", ") + n;
   throw UsageError("--kernel: unknown kernel '" + name + "' (known: " + known + ")");
+}
+
+namespace {
+constexpr std::pair<Family, std::string_view> kFamilyWords[] = {
+    {Family::stream, "stream"}, {Family::vector, "vector"}, {Family::op, "ops"}};
+}  // namespace
+
+std::string_view family_word(Family f) {
+  for (const auto& [family, word] : kFamilyWords)
+    if (family == f) return word;
+  throw std::logic_error("family_word: family missing from the table");
+}
+
+std::optional<Family> family_of_word(std::string_view word) {
+  for (const auto& [family, w] : kFamilyWords)
+    if (w == word) return family;
+  return std::nullopt;
 }
 
 int64_t read_slots(int64_t n) { return std::clamp<int64_t>(n / 4096, 1, 1024); }

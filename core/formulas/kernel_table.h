@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend/dtype.h"
@@ -67,6 +69,10 @@ const KernelDesc& kernel_desc(Kernel k);
 // Throws UsageError naming the known kernels.
 const KernelDesc& find_kernel(const std::string& name);
 std::vector<std::string> kernel_names();
+// The --kernel word that selects a family's kernels (stream, vector, ops), as `gpucal list
+// memory-kernels` names the family; the family a word selects, nullopt for any other word.
+std::string_view family_word(Family f);
+std::optional<Family> family_of_word(std::string_view word);
 
 // The point's dimensions: n for Shape::elements and Shape::params, rows/cols otherwise.
 struct Dims {

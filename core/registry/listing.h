@@ -6,6 +6,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpucal::registry {
@@ -36,6 +38,22 @@ struct ImplRow {
   std::string missing{};  // why this build lacks it ("": built)
   std::string extra{};    // the registry's own column, where it has one (bench_memory: the kernels)
 };
+
+// What a build must have for an implementation (its registry row's `needs`), one wording each.
+namespace needs {
+constexpr std::string_view kCuda = "a CUDA build (-DGPUCAL_CUDA=ON)";
+constexpr std::string_view kCudaOrHip = "a CUDA or HIP build (-DGPUCAL_CUDA=ON or -DGPUCAL_HIP=ON)";
+constexpr std::string_view kCudnn = "a CUDA build (-DGPUCAL_CUDA=ON) with cuDNN found at configure time";
+constexpr std::string_view kHipblaslt = "a HIP build (-DGPUCAL_HIP=ON) with hipBLASLt found at configure time";
+}  // namespace needs
+
+// The row of an implementation registry's entry (its name, help, needs and missing), with its
+// backends as the caller words them.
+template <class Impl>
+ImplRow impl_row(const Impl& impl, std::string backends) {
+  return {.name = std::string(impl.name), .backends = std::move(backends), .help = std::string(impl.help),
+          .needs = std::string(impl.needs), .missing = std::string(impl.missing)};
+}
 
 // --list-impls: impl, backend, help (and the extra column); plain text then says which rows this
 // build has, and why it lacks the others. --markdown gives instead what a build needs for each
