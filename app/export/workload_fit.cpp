@@ -145,9 +145,11 @@ double fit_slope(const std::vector<FitTerm>& terms, std::size_t key, double late
 
 LatencySlopes fit_latency_slopes(const std::vector<FitTerm>& terms, double latency_guess,
                                  const std::vector<double>& slope_guess) {
+  // The scan: 0 and guess x 2^-20..2^6, then on up to guess x 2^26 while the best is its top.
+  constexpr int kScanLow = -20, kScanTop = 6, kScanCeiling = 26;
   std::vector<double> grid{0};
   const double base = latency_guess > 0 ? latency_guess : 1e-6;
-  for (int j = -20; j <= 6; ++j) grid.push_back(base * std::ldexp(1.0, j));
+  for (int j = kScanLow; j <= kScanTop; ++j) grid.push_back(base * std::ldexp(1.0, j));
   auto error_at = [&](double latency) {
     return weighted_log_error(terms, latency, fit_slopes(terms, latency, slope_guess));
   };
@@ -156,9 +158,9 @@ LatencySlopes fit_latency_slopes(const std::vector<FitTerm>& terms, double laten
   for (std::size_t i = 0; i < grid.size(); ++i)
     if (const double e = error_at(grid[i]); e < best_e) best = i, best_e = e;
   // The best at the scan's top end: the minimum lies above it. Go on doubling while the error
-  // falls (at most to guess x 2^40), so the answer is never the scan's edge.
-  while (best + 1 == grid.size() && grid.size() < 48) {
-    grid.push_back(grid.back() * 2);
+  // falls (at most to guess x 2^kScanCeiling), so the answer is never the scan's edge.
+  for (int j = kScanTop + 1; j <= kScanCeiling && best + 1 == grid.size(); ++j) {
+    grid.push_back(base * std::ldexp(1.0, j));
     if (const double e = error_at(grid.back()); e < best_e) best = grid.size() - 1, best_e = e;
   }
   const double lo = best == 0 ? 0 : grid[best - 1], hi = grid[std::min(best + 1, grid.size() - 1)];

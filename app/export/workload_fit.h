@@ -58,7 +58,7 @@ double weighted_log_error(const std::vector<FitTerm>& terms, double latency, con
 // then golden-section refinement; `guess` itself when no term has the key.
 double fit_slope(const std::vector<FitTerm>& terms, std::size_t key, double latency, double guess);
 // Latency (>= 0) and every key's slope minimising E: latency scanned over 0 and guess x 2^-20..2^6
-// (doubled further while the best is the scan's top and the error still falls, to guess x 2^40)
+// (doubled further while the best is the scan's top and the error still falls, to guess x 2^26)
 // with each key's slope refitted, then golden-section refinement between the best's neighbours.
 struct LatencySlopes {
   double latency = 0;
