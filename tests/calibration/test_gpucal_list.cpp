@@ -12,6 +12,7 @@
 #include "core/formulas/collectives.h"
 #include "core/formulas/kernel_table.h"
 #include "core/model/model_spec.h"
+#include "core/registry/registry.h"
 #include "tests/calibration/import_test_util.h"
 #include "tests/calibration/test_util.h"
 
@@ -37,13 +38,6 @@ std::vector<std::string> text_lines(const std::string& text) {
   return out;
 }
 
-template <class Table>
-std::vector<std::string> row_names(const Table& table) {
-  std::vector<std::string> out;
-  for (const auto& row : table) out.emplace_back(row.name);
-  return out;
-}
-
 // Each registry's rows by name, from the registries themselves (the verbs from gpucal --help).
 std::map<std::string, std::vector<std::string>> expected_rows(const std::string& dir) {
   std::string help;
@@ -54,12 +48,12 @@ std::map<std::string, std::vector<std::string>> expected_rows(const std::string&
     if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ')
       verbs.push_back(line.substr(2, line.find(' ', 2) - 2));
   return {{"verbs", verbs},
-          {"collectives", row_names(collectives())},
-          {"export-targets", row_names(export_targets())},
-          {"import-formats", row_names(import_formats())},
-          {"suites", row_names(suites())},
-          {"presets", row_names(model::presets())},
-          {"memory-kernels", row_names(memory::kernel_table())}};
+          {"collectives", registry::names(collectives())},
+          {"export-targets", registry::names(export_targets())},
+          {"import-formats", registry::names(import_formats())},
+          {"suites", registry::names(suites())},
+          {"presets", registry::names(model::presets())},
+          {"memory-kernels", registry::names(memory::kernel_table())}};
 }
 
 TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
