@@ -31,20 +31,13 @@ int gpucal_list(const std::string& args, std::string& output, const std::string&
   return testing::run_command(gpucal_list_bin() + " list " + args, output, dir + "/gpucal.log");
 }
 
-std::vector<std::string> text_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 // Each registry's rows by name, from the registries themselves (the verbs from gpucal --help).
 std::map<std::string, std::vector<std::string>> expected_rows(const std::string& dir) {
   std::string help;
   EXPECT_EQ(testing::run_command(gpucal_list_bin() + " --help", help, dir + "/help.log"), 0);
   std::vector<std::string> verbs;
   const std::string listing = help.substr(help.find("Subcommands:"));
-  for (const auto& line : text_lines(listing.substr(0, listing.find("Examples:"))))
+  for (const auto& line : testing::text_lines(listing.substr(0, listing.find("Examples:"))))
     if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ')
       verbs.push_back(line.substr(2, line.find(' ', 2) - 2));
   return {{"verbs", verbs},
@@ -64,7 +57,7 @@ TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
             expected.at("verbs").end());
   std::string out;
   ASSERT_EQ(gpucal_list("", out, dir), 0) << out;
-  const auto summary = text_lines(out);
+  const auto summary = testing::text_lines(out);
   ASSERT_EQ(summary.size(), 1 + expected.size()) << out;
   for (const auto& [what, names] : expected) {
     // The summary's count, then the rows in registry order, plain and markdown.
@@ -76,12 +69,12 @@ TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
     words >> name >> count;
     EXPECT_EQ(count, std::to_string(names.size())) << *line;
     ASSERT_EQ(gpucal_list(what, out, dir), 0) << out;
-    const auto plain = text_lines(out);
+    const auto plain = testing::text_lines(out);
     ASSERT_EQ(plain.size(), 1 + names.size()) << out;
     for (size_t i = 0; i < names.size(); ++i)
       EXPECT_EQ(plain[1 + i].rfind(names[i] + " ", 0), 0u) << plain[1 + i];
     ASSERT_EQ(gpucal_list(what + " --markdown", out, dir), 0) << out;
-    const auto markdown = text_lines(out);
+    const auto markdown = testing::text_lines(out);
     ASSERT_EQ(markdown.size(), 2 + names.size()) << out;
     for (size_t i = 0; i < names.size(); ++i)
       EXPECT_EQ(markdown[2 + i].rfind("| `" + names[i] + "` |", 0), 0u) << markdown[2 + i];

@@ -1,5 +1,5 @@
 // Helpers shared by the calibration tests: a fresh temporary folder per test, file reading,
-// running the gpucal binary.
+// splitting output into lines, running the gpucal binary.
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gpucal::calibration::testing {
 
@@ -27,6 +28,14 @@ inline std::string read_text(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The text's lines, without their newlines.
+inline std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 // Runs a shell command, returns its exit code; stdout+stderr go to `output`.

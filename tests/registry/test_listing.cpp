@@ -3,23 +3,18 @@
 // registries in its bench's table.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 
 #include "bench_attention/attention_impls.h"
 #include "bench_gemm/gemm_impls.h"
 #include "bench_memory/memory_impls.h"
 #include "core/registry/listing.h"
+#include "tests/calibration/test_util.h"
 
 namespace gpucal {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using calibration::testing::text_lines;
 
 TEST(Listing, PlainColumnsLineUp) {
   const registry::Listing t{.columns = {"name", "help"}, .rows = {{"a", "first"}, {"longer", "second"}}};
@@ -39,8 +34,8 @@ TEST(Listing, MarkdownEscapesWhatWouldRenderOtherwise) {
 // plain text names each row this build lacks again with the reason, markdown what a build needs.
 template <class Table>
 void expect_every_row(const Table& table, std::string (*listing)(bool)) {
-  const auto plain = lines_of(listing(false));
-  const auto markdown = lines_of(listing(true));
+  const auto plain = text_lines(listing(false));
+  const auto markdown = text_lines(listing(true));
   size_t lacking = 0;
   for (const auto& row : table) lacking += row.missing.empty() ? 0 : 1;
   EXPECT_EQ(plain.size(), 1 + table.size() + (lacking ? 2 + lacking : 0)) << listing(false);
