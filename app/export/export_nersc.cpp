@@ -11,10 +11,10 @@
 // The values written make those formulas give our measured times (see each note). The older
 // sigmoid-fit file has no reader in this commit and is not written (the fits stay in calibration.json).
 #include <cmath>
-#include <sstream>
 
 #include "app/export/export_comm.h"
 #include "app/common/calibration_schema.h"
+#include "app/common/number_text.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
 #include "app/export/workload_refit.h"
@@ -27,13 +27,6 @@ namespace {
 
 constexpr double kNerscOpOverheadS = 20e-6;   // estimates.py get_time_flops: 20 * 1E-6 + ...
 constexpr double kNerscFlopEfficiency = 0.8;  // estimates.py: hardware_flops *= 0.8
-
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(4);
-  s << v;
-  return s.str();
-}
 
 // matrix_flops_fp16 from the reference GEMM, undoing the tool's 0.8 and 20 µs; element_size.
 void matrix_rate(const json& calibration, ExportReport& report, json& system) {
@@ -59,7 +52,8 @@ void matrix_rate(const json& calibration, ExportReport& report, json& system) {
       flops_tool * 1e-12 / (kNerscFlopEfficiency * (gemm->time_us * 1e-6 - kNerscOpOverheadS));
   system["matrix_flops_fp16"] = rate_tflops;
   report.notes.push_back(
-      "matrix_flops_fp16 = " + num(rate_tflops) + " TFLOP/s (our achieved " + num(gemm->tflops) +
+      "matrix_flops_fp16 = " + significant(rate_tflops, 4) + " TFLOP/s (our achieved " +
+      significant(gemm->tflops, 4) +
       "): the rate at which the tool's 20 us + m·n·(2k-1) / (0.8 x rate) equals our measured " +
       gemm->describe() + " (" + *dtype + "); other GEMMs get this rate plus 20 us each");
   system["element_size"] = elem * 1e-9;
@@ -88,18 +82,19 @@ void vector_and_hbm(const json& calibration, const ExportSettings& settings, Exp
   if (const auto v = require_vector_tflops(calibration, settings, {"fp16", "bf16", "fp32"},
                                            "vector_flops_fp16", report.refused)) {
     system["vector_flops_fp16"] = v->value / kNerscFlopEfficiency;
-    report.notes.push_back("vector_flops_fp16 = " + num(v->value / kNerscFlopEfficiency) + " = " +
-                           num(v->value) + " TFLOP/s (" + v->source +
+    report.notes.push_back("vector_flops_fp16 = " + significant(v->value / kNerscFlopEfficiency, 4) + " = " +
+                           significant(v->value, 4) + " TFLOP/s (" + v->source +
                            ") / 0.8, undoing the tool's 0.8; its 20 us per op stays");
   }
   if (const auto bw = require_memory_bandwidth(calibration, settings, "hbm_bandwidth", report.refused)) {
     system["hbm_bandwidth"] = bw->value;
-    report.notes.push_back("hbm_bandwidth = " + num(bw->value) + " GB/s (" + bw->source +
+    report.notes.push_back("hbm_bandwidth = " + significant(bw->value, 4) + " GB/s (" + bw->source +
                            "); the tool divides the bytes an op reads and writes by it");
   }
   if (const auto gib = require_device_memory(calibration, settings, "hbm_capacity", report.refused)) {
     system["hbm_capacity"] = gib->value * 1024.0 * 1024 * 1024 / 1e9;
-    report.notes.push_back("hbm_capacity = " + num(gib->value * 1.073741824) + " GB = " + num(gib->value) +
+    report.notes.push_back("hbm_capacity = " + significant(gib->value * 1.073741824, 4) + " GB = " +
+                           significant(gib->value, 4) +
                            " GiB (" + gib->source + "); the tool compares it with memory counted in GB");
   }
 }
@@ -119,7 +114,7 @@ NvlinkFigures nvlink_from_allreduce(const json& calibration, int64_t n, double a
   }
   const NvlinkFigures out{ar->busbw_gbps / 2, ar->alpha_us * 1e-6 / static_cast<double>(n - 1)};
   report.notes.push_back(
-      "nvlink_bandwidth = allreduce bus bandwidth / 2 = " + num(out.bandwidth_gbps) +
+      "nvlink_bandwidth = allreduce bus bandwidth / 2 = " + significant(out.bandwidth_gbps, 4) +
       " GB/s, nvlink_latency = alpha / (n-1): the tool's one-node allreduce has no factor 2, "
       "so this reproduces our allreduce; its allgather/reduce-scatter then take twice ours. " +
       ar->describe());
@@ -135,7 +130,8 @@ NvlinkFigures nvlink_from_one(const json& calibration, const std::string& collec
                                             "bench_collectives --collective " + collective, "", ""));
     return {};
   }
-  report.notes.push_back("nvlink_bandwidth = " + collective + " bus bandwidth = " + num(f->busbw_gbps) +
+  report.notes.push_back("nvlink_bandwidth = " + collective +
+                         " bus bandwidth = " + significant(f->busbw_gbps, 4) +
                          " GB/s, nvlink_latency = alpha / (n-1) (nersc_comm_op=" + collective +
                          "): the tool's one-node " + collective + " is ours; " + f->describe());
   return {f->busbw_gbps, f->alpha_us * 1e-6 / static_cast<double>(n - 1)};
@@ -163,7 +159,7 @@ NvlinkFigures nvlink_from_pair(const json& calibration, int64_t n, double around
   }
   const NvlinkFigures out{1.0 / inverse, alpha * 1e-6 / static_cast<double>(n - 1)};
   report.notes.push_back(
-      "nvlink_bandwidth = " + num(out.bandwidth_gbps) + " GB/s, the harmonic mean of the " +
+      "nvlink_bandwidth = " + significant(out.bandwidth_gbps, 4) + " GB/s, the harmonic mean of the " +
       (figures.size() == 2 ? "allgather and reduce-scatter" : figures[0].collective) +
       " bus bandwidths, and nvlink_latency = their mean alpha / (n-1): the tool's one-node "
       "time is nvlink_latency·(n-1) + (n-1)/n·vol/bandwidth" +
@@ -172,12 +168,12 @@ NvlinkFigures nvlink_from_pair(const json& calibration, int64_t n, double around
     report.notes.push_back(
         "nersc_comm_op=allgather_reducescatter (the default): the tool reproduces the SUM of our allgather and "
         "reduce-scatter of one volume, not each: at large sizes its allgather takes " +
-        num(figures[0].busbw_gbps / out.bandwidth_gbps) + "x ours and its reduce-scatter " +
-        num(figures[1].busbw_gbps / out.bandwidth_gbps) +
+        significant(figures[0].busbw_gbps / out.bandwidth_gbps, 4) + "x ours and its reduce-scatter " +
+        significant(figures[1].busbw_gbps / out.bandwidth_gbps, 4) +
         "x (--set nersc_comm_op=allgather reproduces the allgather alone)");
   if (const auto ar = collective_figure(calibration, "allreduce", n, 0, around))
     report.notes.push_back("the tool's one-node allreduce has no factor 2: it predicts " +
-                           num(100.0 * ar->busbw_gbps / (2 * out.bandwidth_gbps)) +
+                           significant(100.0 * ar->busbw_gbps / (2 * out.bandwidth_gbps), 4) +
                            "% of our allreduce time at large sizes (--set nersc_comm_op=allreduce matches "
                            "allreduce instead)");
   return out;

@@ -5,31 +5,17 @@
 #include <map>
 #include <sstream>
 
+#include "app/common/number_text.h"
 #include "app/predict/op_cost.h"
 
 namespace gpucal::calibration {
 
 namespace {
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
-
-std::string general(double v, int precision) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
-
 std::string bytes_text(int64_t b) {
   const double v = static_cast<double>(b);
-  if (b >= (int64_t{1} << 20)) return general(v / (1024.0 * 1024.0), 4) + " MiB";
-  if (b >= 1024) return general(v / 1024.0, 4) + " KiB";
+  if (b >= (int64_t{1} << 20)) return significant(v / (1024.0 * 1024.0), 4) + " MiB";
+  if (b >= 1024) return significant(v / 1024.0, 4) + " KiB";
   return std::to_string(b) + " B";
 }
 
@@ -196,8 +182,9 @@ std::string residual_section(const StepOps& step, const std::vector<std::string>
   double covered = 0;
   for (const Residual& r : rows) covered += r.op->share;
   s << "\nShare-weighted RMS log error over the " << rows.size() << " operations below ("
-    << fixed(100 * covered, 1) << "% of the step's operation time): reference-shape fields "
-    << fixed(residual_rms(rows, false), 4) << ", workload-aware " << fixed(residual_rms(rows, true), 4) << ".\n\n"
+    << with_decimals(100 * covered, 1) << "% of the step's operation time): reference-shape fields "
+    << with_decimals(residual_rms(rows, false), 4) << ", workload-aware "
+    << with_decimals(residual_rms(rows, true), 4) << ".\n\n"
     << "Per operation, the tool's formula on the fields ÷ our time (measured or modelled, as "
        "`gpucal predict` costs it):\n\n"
     << "| operation | roles | shape / size | share of step | ours (us) | tool fields | tool ÷ ours, reference "
@@ -205,8 +192,9 @@ std::string residual_section(const StepOps& step, const std::vector<std::string>
     << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const Residual& r : rows)
     s << "| " << r.op->describe() << " | " << r.op->roles << " | " << r.op->op.shape_text() << " | "
-      << general(r.op->share, 6) << " | " << general(r.op->ours_s * 1e6, 8) << " | " << r.fields << " | "
-      << general(r.before_s / r.op->ours_s, 6) << " | " << general(r.after_s / r.op->ours_s, 6) << " |\n";
+      << significant(r.op->share, 6) << " | " << significant(r.op->ours_s * 1e6, 8) << " | " << r.fields
+      << " | " << significant(r.before_s / r.op->ours_s, 6) << " | " << significant(r.after_s / r.op->ours_s, 6)
+      << " |\n";
   return s.str();
 }
 

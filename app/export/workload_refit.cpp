@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <sstream>
 
+#include "app/common/number_text.h"
 #include "app/export/tool_formulas.h"
 #include "app/export/workload_fit.h"
 
@@ -51,13 +51,6 @@ void fit_into(json& fields, const std::vector<const StepOp*>& ops, const ToolTim
   f.set(fields, 0, slopes);
 }
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(5);
-  s << v;
-  return s.str();
-}
-
 // "name: before -> after unit" for each named number that the fit changed.
 void changed_lines(const json& before, const json& after, const std::vector<std::pair<std::string, std::string>>& keys,
                    const std::string& prefix, std::vector<std::string>& out) {
@@ -65,7 +58,8 @@ void changed_lines(const json& before, const json& after, const std::vector<std:
     const json::json_pointer p(key);
     if (!before.contains(p) || !after.contains(p) || !before[p].is_number()) continue;
     const double b = before[p].get<double>(), a = after[p].get<double>();
-    out.push_back(prefix + key.substr(1) + ": " + num(b) + " -> " + num(a) + (unit.empty() ? "" : " " + unit) +
+    out.push_back(prefix + key.substr(1) + ": " + significant(b, 5) + " -> " + significant(a, 5) +
+                  (unit.empty() ? "" : " " + unit) +
                   (b == a ? " (unchanged: no operation of the step uses it)" : ""));
   }
 }
@@ -89,8 +83,9 @@ std::vector<const StepOp*> select(const StepOps& step, const std::function<bool(
 void finish(const StepOps& step, const std::vector<std::string>& changed, const std::vector<Residual>& rows,
             ExportReport& report) {
   report.workload_notes = residual_section(step, changed, rows);
-  report.notes.push_back("workload-aware fields (--model): share-weighted RMS log error " + num(residual_rms(rows, false)) +
-                         " with the reference-shape fields, " + num(residual_rms(rows, true)) +
+  report.notes.push_back("workload-aware fields (--model): share-weighted RMS log error " +
+                         significant(residual_rms(rows, false), 5) +
+                         " with the reference-shape fields, " + significant(residual_rms(rows, true), 5) +
                          " with the fields written (NOTES.md, Workload-aware fields)");
 }
 

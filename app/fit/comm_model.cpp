@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
+#include "app/common/number_text.h"
 #include "app/fit/comm_forms.h"
 #include "app/fit/comm_interval.h"
 #include "core/formulas/collective_formulas.h"
@@ -69,13 +69,6 @@ std::vector<double> measured_times(const json& g, double size) {
   return times;
 }
 
-std::string significant(double v, int digits = 3) {
-  std::ostringstream o;
-  o.precision(digits);
-  o << v;
-  return o.str();
-}
-
 // A 90% interval as log offsets around a time: [t e^-down, t e^up].
 struct Band {
   bool has = false;
@@ -110,7 +103,7 @@ double own_time_us(const json& g, double size, std::string& form, bool& in_range
   if (at.computed)
     band = {true, at.halfwidth_log, at.halfwidth_log,
             "the group's conformal 90% interval (" + interval.value("form", std::string("?")) + " residuals, w " +
-                significant(at.multiplier) + (in_range ? "" : ", beyond the measured sizes") + ")"};
+                significant(at.multiplier, 3) + (in_range ? "" : ", beyond the measured sizes") + ")"};
   else
     band = {false, 0, 0,
             "none: " + (interval.is_object() ? interval.value("reason", std::string("no interval")) :
@@ -289,7 +282,8 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
     band.down_log *= widen;
     band.up_log *= widen;
     if (band.has)
-      band.rule = "the interval of " + significant(static_cast<double>(n0), 6) + " measured ranks x " + significant(widen) +
+      band.rule = "the interval of " + significant(static_cast<double>(n0), 6) + " measured ranks x " +
+                  significant(widen, 3) +
                   " (1 + |log2(n / n_measured)|, a rule: rank extrapolation is not measured); there " + band.rule;
   }
   Line line;
@@ -316,7 +310,7 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
       "from " + significant(static_cast<double>(n0), 6) + " measured ranks: " + form +
       (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
                         : "") +
-      ", alpha x " + significant(scale) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
+      ", alpha x " + significant(scale, 3) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
       " bus bandwidth kept" + pool.rpn_note;
   return line.alpha_us * scale + bus_bytes * line.us_per_bus_byte;
 }

@@ -18,12 +18,12 @@
 // the in-place column tells sendrecv and allreduce apart.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
 
 #include "app/import/import_numbers.h"
+#include "app/common/number_text.h"
 #include "app/import/import_parsers.h"
 #include "core/formulas/collective_formulas.h"
 #include "core/formulas/collectives.h"
@@ -36,12 +36,6 @@ namespace {
 // busbw / algbw as nccl-tests prints it for `c` at n ranks.
 double printed_factor(const CollectiveInfo& c, int nranks) {
   return c.name == "hypercube" ? 1.0 : bus_factor(std::string(c.name), nranks);
-}
-
-std::string with_decimals(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 // S / (count x type size) when every row with a count and a known type gives the same whole
