@@ -73,25 +73,12 @@ std::string node_name(const ModelOp& op, const ProgramNode& node, bool chunked) 
   return name;
 }
 
-// Whole microseconds, the rounding error carried to the next call of the same lane.
-struct MicrosRounder {
-  double exact = 0;
-  uint64_t written = 0;
-  uint64_t next(double us) {
-    exact += us;
-    const auto total = static_cast<uint64_t>(std::llround(exact));
-    const uint64_t d = total > written ? total - written : 0;
-    written += d;
-    return d;
-  }
-};
-
 struct RankContext {
   const StageProgram& program;
   int64_t rank;
   RankLayout& ranks;
   const TraceShape& shape;
-  MicrosRounder compute, comm;
+  CarriedRounder compute, comm;  // whole microseconds per lane (export_workload.h)
 };
 
 void fill_collective(pb::Node& n, const ModelOp& op, RankContext& c, bool critical) {

@@ -76,18 +76,6 @@ bool ends_with(const std::string& s, const char* p) {
   return s.size() >= q.size() && s.compare(s.size() - q.size(), q.size(), q) == 0;
 }
 
-// Whole nanoseconds, the rounding error carried to the next value of the same column.
-struct NanosRounder {
-  double exact = 0;
-  int64_t written = 0;
-  int64_t next(double ns) {
-    exact += ns;
-    const int64_t d = std::llround(exact) - written;
-    written += d;
-    return d;
-  }
-};
-
 // The per-step lines: gradient reductions and parameter all-gathers (weight-gradient column),
 // the other per-step messages (input-gradient column), the gradient norm and optimizer.
 void step_lines(const StageProgram& p, std::vector<Line>& lines) {
@@ -181,7 +169,7 @@ std::string workload_text(const ExportWorkload& w, const StageProgram& p, const 
       break;
     }
   s << "\n" << lines.size() << "\n";
-  NanosRounder fwd, ig, wg;
+  CarriedRounder fwd, ig, wg;  // whole nanoseconds per column (export_workload.h)
   for (const Line& line : lines)
     s << line.name << "\t-1\t" << fwd.next(line.fwd_ns) << "\t" << line.fwd.type << "\t" << line.fwd.size << "\t"
       << ig.next(line.ig_ns) << "\t" << line.ig.type << "\t" << line.ig.size << "\t" << wg.next(line.wg_ns) << "\t"

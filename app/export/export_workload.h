@@ -4,6 +4,9 @@
 // prediction hold the same operations, sizes and times.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,5 +39,19 @@ std::string describe_step(const ExportWorkload& w, const model::Workload& stage)
 // consistency checks): the stage's derived operations only (not the interleaved schedule's
 // added messages).
 predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage);
+
+// Durations in whole units (Chakra's microseconds, SimAI's nanoseconds), each rounded so that
+// the sum written is the exact running sum rounded: the rounding error is carried to the next
+// duration of the same lane or column, never lost or piled up.
+struct CarriedRounder {
+  double exact = 0;
+  int64_t written = 0;
+  int64_t next(double duration) {
+    exact += duration;
+    const int64_t d = std::max<int64_t>(std::llround(exact) - written, 0);
+    written += d;
+    return d;
+  }
+};
 
 }  // namespace gpucal::calibration
