@@ -26,6 +26,19 @@ inline std::string comm_log(const std::string& name) {
   return beside_test_binary(GPUCAL_FIXTURES_RELATIVE) + "/" + name + ".log";
 }
 
+// The gpucal built beside the test binaries.
+inline std::string gpucal_binary() {
+#ifndef GPUCAL_BIN_RELATIVE
+#error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to the test binary"
+#endif
+  return beside_test_binary(GPUCAL_BIN_RELATIVE);
+}
+
+// Runs `gpucal ARGS`; its exit code, with stdout and stderr in `output` (and DIR/gpucal.log).
+inline int run_gpucal(const std::string& args, std::string& output, const std::string& dir) {
+  return run_command(gpucal_binary() + " " + args, output, dir + "/gpucal.log");
+}
+
 inline std::string write_file(const std::string& dir, const std::string& name, const std::string& text) {
   const std::string path = dir + "/" + name;
   std::ofstream(path) << text;

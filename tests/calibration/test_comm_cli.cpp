@@ -9,18 +9,12 @@
 #include "tests/calibration/import_test_util.h"
 #include "tests/calibration/test_util.h"
 
-#ifndef GPUCAL_BIN_RELATIVE
-#error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"
-#endif
-
 namespace gpucal::calibration {
 namespace {
 
 namespace fs = std::filesystem;
 
-int run_gpucal(const std::string& args, std::string& output, const std::string& dir) {
-  return testing::run_command(testing::beside_test_binary(GPUCAL_BIN_RELATIVE) + " " + args, output, dir + "/gpucal.log");
-}
+using testing::run_gpucal;
 
 TEST(GpucalImportCli, ABadLogIsOneLineExitTwoAndNothingIsWritten) {
   const std::string dir = testing::fresh_temp_dir();

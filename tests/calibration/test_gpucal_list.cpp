@@ -16,25 +16,17 @@
 #include "tests/calibration/import_test_util.h"
 #include "tests/calibration/test_util.h"
 
-#ifndef GPUCAL_BIN_RELATIVE
-#error "GPUCAL_BIN_RELATIVE must name the gpucal executable relative to this test's binary"
-#endif
-
 namespace gpucal::calibration {
 namespace {
 
-std::string gpucal_list_bin() {
-  return testing::beside_test_binary(GPUCAL_BIN_RELATIVE);
-}
-
 int gpucal_list(const std::string& args, std::string& output, const std::string& dir) {
-  return testing::run_command(gpucal_list_bin() + " list " + args, output, dir + "/gpucal.log");
+  return testing::run_gpucal("list " + args, output, dir);
 }
 
 // Each registry's rows by name, from the registries themselves (the verbs from gpucal --help).
 std::map<std::string, std::vector<std::string>> expected_rows(const std::string& dir) {
   std::string help;
-  EXPECT_EQ(testing::run_command(gpucal_list_bin() + " --help", help, dir + "/help.log"), 0);
+  EXPECT_EQ(testing::run_gpucal("--help", help, dir), 0);
   std::vector<std::string> verbs;
   const std::string listing = help.substr(help.find("Subcommands:"));
   for (const auto& line : testing::text_lines(listing.substr(0, listing.find("Examples:"))))
