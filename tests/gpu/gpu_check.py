@@ -1,44 +1,43 @@
 #!/usr/bin/env python3
-"""gpu-check: every GPU path of gpucal on a GPU machine, in device calls of at most 10 minutes
-(--part 1, 2, 3 for issue 12's session; 4 when time is left), with PyTorch's figures for the
-same measurements.
+"""gpu-check: every GPU path of gpucal on a GPU machine, in parts of at most 10 minutes each,
+with PyTorch's figures for the same measurements.
 
   .ci/gpu-check --part 1|2|3|4|all [--bundle FILE | --build-dir DIR] [--out-dir DIR] [--export DIR]
                 [--time-limit S]
   .ci/gpu-check --dry-run [--part ...]      the steps, their commands and time budgets
   .ci/gpu-check --ratios-only DIR           the ratio table of a results folder (no GPU needed)
 
-Part 1: device/driver/library facts, the ldd check, `ctest -L gpu` with the skip rule (a
-GPU test that skips on a machine with a GPU fails unless it prints "SKIP(hardware): ..."),
-attention (llm set, cuDNN and flash, fwd and bwd) against SDPA's backends, copies (d2d,
-h2d, d2h pinned) against Tensor.copy_, collectives at one rank against torch.distributed.
-Part 2: facts, ldd, GEMM on the llm set plus 4096^3 and 8192^3 (bf16, fp16, fp8; heuristic,
-and bf16 autotuned) against torch.matmul / torch._scaled_mm, and bench_memory when built.
-Part 3: facts, ldd, then issue 12's checks of the harness into <results>/harness/:
-compute-sanitizer memcheck and racecheck on the flash kernels (fwd and bwd, d 64/128/256,
-causal 0/1, ragged lengths) and on the cold-rotate GEMM at odd shapes, the same GEMM points
-as 5 separate processes (the spread of their medians), 1024^3 bf16 cold and hot, and the
-durations of `gpucal run --suite smoke` and `nightly`.
-Part 4: facts, ldd, then `gpucal predict` checked on one training step (Llama-3 8B, one
-layer, seq 1024, bf16): bench_gemm, bench_attention and bench_memory with those model flags
-into <results>/step/, bench_step (the step run as one kernel sequence), the same step in
-PyTorch (tests/gpu/torch_step.py), and `gpucal predict --measure-step`; prints and records
-predicted / measured and predicted / PyTorch (issue 18's targets: within 5% and 10%).
-Each step has a time budget (tests/gpu/gpu_check_plan.py; a part's add up to at most 540 s).
-Issue 12's session runs parts 1, 2 and 3 as three calls back to back; part 3's steps are in
-priority order and the needed ones fit what parts 1 and 2 leave of 30 minutes.
-The whole call keeps to --time-limit (default 600 s, the device tool's; pass less when the
-session has less device time left): a step never runs past it less 30 s, and the results
-are exported after every step, so a call that is cut off still brings back what it measured.
-SIGTERM or SIGINT stops the running step, exports and exits 1.
+Part 1, the first run on a new machine, most valuable first (8 minutes of budgets): device,
+driver and library facts, the ldd check, `ctest -L gpu` with the skip rule (a GPU test that
+skips on a machine with a GPU fails unless it prints "SKIP(hardware): ..."), `gpucal run
+--suite smoke` end to end (benches, fit, exports, predict), GEMM bf16 on the llm set plus
+4096^3 and 8192^3 against torch.matmul, attention (llm set, cuDNN and flash, fwd and bwd)
+against SDPA's backends, copies (d2d, h2d, d2h pinned) against Tensor.copy_, collectives at
+one rank against torch.distributed; then, on the seconds those left, GEMM fp16 and fp8.
+Part 2: GEMM bf16 autotuned, bench_memory's llm set, each against PyTorch, and the duration
+of `gpucal run --suite nightly`.
+Part 3: the checks of the harness into <results>/harness/: compute-sanitizer memcheck and
+racecheck on the flash kernels (fwd and bwd, d 64/128/256, causal 0/1, ragged lengths) and
+on the cold-rotate GEMM at odd shapes, the same GEMM points as 5 separate processes (the
+spread of their medians), 1024^3 bf16 cold and hot.
+Part 4: `gpucal predict` checked on one training step (Llama-3 8B, one layer, seq 1024,
+bf16): bench_gemm, bench_attention and bench_memory with those model flags into
+<results>/step/, bench_step (the step run as one kernel sequence), the same step in PyTorch
+(tests/gpu/torch_step.py), and `gpucal predict --measure-step`; prints and records
+predicted / measured and predicted / PyTorch (targets: within 5% and 10%).
+Each step has a time budget (tests/gpu/gpu_check_plan.py; --dry-run prints them). The whole
+call keeps to --time-limit (default 600 s): a step never runs past it less 30 s, later steps
+are reported `not run`, and the results are exported after every step, so a call that is cut
+off still brings back what it measured. SIGTERM or SIGINT stops the running step, exports and
+exits 1.
 
 The build comes from a bundle (.ci/gpu-bundle; default .gpu/gpucal-gpu.tar.xz, unpacked to a
 temporary folder) or a build folder. Vendor libraries are taken from PyTorch's nvidia-*
 wheels (their lib folders go first on LD_LIBRARY_PATH). Results go to
 results/reference/<device>/ (CSVs and sidecars of both sides, facts-partN.json,
-ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json; part 3's in step/); with
---export (default: $OUT when set) a tarball of them, the ratio table, the log and the summary
-are copied there.
+ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json; part 3's in harness/,
+part 4's in step/); with --export (default: $OUT when set) a tarball of them, the ratio
+table, the log and the summary are copied there.
 
 Exit: 0 all passed; 1 a failure (test, skip without a hardware reason, ldd, a bench's exit
 code, a sanitizer error, a step not run for lack of time); 2 bad arguments; 3 no NVIDIA GPU on
@@ -128,18 +127,14 @@ def describe(step):
 
 
 def print_plan(steps, part):
-    print(f"gpu-check part {part}: {len(steps)} steps, budgets {sum(s.budget_s for s in steps):.0f} s "
-          f"(the plan's total for the part: {total_budget(part):.0f} s; limit {part_limit(part)} s per part)")
+    counted = [s for s in steps if not s.extra]
+    print(f"gpu-check part {part}: {len(steps)} steps, budgets {sum(s.budget_s for s in counted):.0f} s "
+          f"(the plan's total for the part: {total_budget(part):.0f} s; at most {part_limit(part)} s)")
     for s in steps:
-        needed = "  (needed)" if s.part == 3 and s.name in plan.PART3_NEEDED else ""
-        print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:18s} {describe(s)}{needed}")
-    session = plan.SESSION_PARTS
-    budgets = " + ".join(f"{total_budget(p) if p != 3 else plan.needed_budget_part3():.0f}" for p in session)
-    print(f"issue 12's device session, parts {', '.join(map(str, session))} as {len(session)} calls back to back: "
-          f"machine start ~{plan.MACHINE_START_S} s + {len(session)} x {plan.CALL_OVERHEAD_S} s per call (bundle, "
-          f"unpack, pack) + budgets {budgets} s (part 3: its needed steps; the rest as time allows) = "
-          f"{plan.session_seconds():.0f} s of {plan.SESSION_BUDGET_S} s; give part 3 --time-limit S with S the "
-          f"device time left (status's budget_left_s) less ~60 s for the transfers; part 4: a later call")
+        extra = "  (extra: on seconds left unused)" if s.extra else ""
+        print(f"  part {s.part}  {s.budget_s:4.0f} s  {s.name:20s} {describe(s)}{extra}")
+    print("each call keeps to --time-limit (default 600 s): steps past it are reported `not run`; "
+          "results are exported after every step")
 
 
 def gpu_present():
@@ -227,7 +222,13 @@ def run_steps(ctx, steps, part, gpus, t_start, deadline, results):
     savings = 0.0
     for i, step in enumerate(steps):
         left = deadline - time.monotonic() - KILL_GRACE_S
-        budget = min(step.budget_s + savings, left)
+        granted = savings if step.extra else step.budget_s + savings
+        budget = min(granted, left)
+        if step.extra and savings < MIN_STEP_S and left >= MIN_STEP_S:
+            results.append({"step": step.name, "status": "left out", "seconds": 0, "budget_s": 0,
+                            "note": "an extra step: the earlier steps left no seconds unused"})
+            ctx.log(f"         {step.name}: left out (the earlier steps used their budgets)")
+            continue
         if budget < MIN_STEP_S:
             for later in steps[i:]:
                 results.append({"step": later.name, "status": "not run", "seconds": 0, "budget_s": 0,
@@ -242,7 +243,7 @@ def run_steps(ctx, steps, part, gpus, t_start, deadline, results):
                             "note": f"stopped by {e.args[0]}"})
             ctx.log(f"         {step.name}: stopped by {e.args[0]}")
             raise
-        savings = max(0.0, step.budget_s + savings - secs) if status != "absent" else step.budget_s + savings
+        savings = max(0.0, granted - secs) if status != "absent" else granted
         results.append({"step": step.name, "status": status, "seconds": round(secs, 1), "budget_s": round(budget),
                         "note": note})
         ctx.log(f"         {step.name}: {status} in {secs:.0f} s. {note}")

@@ -3,7 +3,7 @@
 PyTorch and its nvidia-* wheels, CMake, and none of our Debian libraries.
 
   gpucal_bundle.py [--build-dir DIR] [--jobs N] [--out FILE]      configure + build (CUDA on,
-                   HIP off, MPI off, sm_80;sm_90), bundle, then --check the bundle
+                   HIP off, MPI off, sm_90 unless --cuda-archs), bundle, then --check the bundle
   gpucal_bundle.py --from BUILD --out FILE [--compress none|gz|xz] [--check]
                                                                   bundle an existing build
   gpucal_bundle.py --check FILE [--unpack-to DIR] [--tests REGEX] unpack elsewhere and test it
@@ -390,7 +390,7 @@ def check_bundle(bundle, dest, tests_regex, keep):
             shutil.rmtree(dest, ignore_errors=True)
 
 
-def configure_and_build(source, build, jobs):
+def configure_and_build(source, build, jobs, archs):
     env = dict(os.environ)
     if os.path.isdir("/usr/local/cuda/bin"):
         env["PATH"] = "/usr/local/cuda/bin:" + env.get("PATH", "")
@@ -400,7 +400,9 @@ def configure_and_build(source, build, jobs):
         env.setdefault("CCACHE_BASEDIR", os.path.dirname(os.path.abspath(source)))
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     run(["cmake", "-S", source, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release", "-DGPUCAL_CUDA=ON",
-         "-DGPUCAL_HIP=OFF", "-DGPUCAL_MPI=OFF", "-DCMAKE_CUDA_ARCHITECTURES=80;90", *launcher], env=env)
+         "-DGPUCAL_HIP=OFF", "-DGPUCAL_MPI=OFF", f"-DCMAKE_CUDA_ARCHITECTURES={archs}",
+         # unity batches as in .ci/build (docs/building.md): about half the build time
+         "-DCMAKE_UNITY_BUILD=ON", "-DCMAKE_UNITY_BUILD_BATCH_SIZE=16", *launcher], env=env)
     run(["cmake", "--build", build, "-j", str(jobs)], env=env)
 
 
@@ -409,6 +411,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-gpu", help="where the CUDA-only build goes (default build-gpu)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--cuda-archs", default="90",
+                    help="CMAKE_CUDA_ARCHITECTURES of the build (default 90: H100 and H200; '80;90' adds A100)")
     ap.add_argument("--from", dest="from_build", help="bundle this existing build instead of building")
     ap.add_argument("--out", default=".gpu/gpucal-gpu.tar.xz", help="the bundle (default .gpu/gpucal-gpu.tar.xz)")
     ap.add_argument("--compress", choices=["none", "gz", "xz"], help="default: from --out's suffix")
@@ -429,7 +433,7 @@ def main(argv=None):
     if not build:
         source = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
         build = a.build_dir
-        configure_and_build(source, build, a.jobs)
+        configure_and_build(source, build, a.jobs, a.cuda_archs)
     elif not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
         die(f"--from {build}: not a CMake build folder", 2)
     make_bundle(build, a.out, compress)

@@ -60,15 +60,15 @@ class CliTest(unittest.TestCase):
                 if s.argv:
                     self.assertIn(" ".join(s.argv[2:] if s.kind == "sanitizer" else
                                            s.argv[1:] if s.kind == "suite" else s.argv), p.stdout)
-            self.assertIn(f"limit {plan.part_limit(part)} s per part", p.stdout)
-            self.assertIn(f"= {plan.session_seconds()} s of {plan.SESSION_BUDGET_S} s", p.stdout)
+            self.assertIn(f"the plan's total for the part: {plan.total_budget(part)} s; "
+                          f"at most {plan.part_limit(part)} s)", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "1", "--only", "ctest_gpu")
-        self.assertIn("1 steps, budgets 205 s", p.stdout)
+        self.assertIn("1 steps, budgets 130 s", p.stdout)
         p = run(GPU_CHECK, "--dry-run", "--part", "4", "--only", "step_predict")
-        self.assertIn("1 steps, budgets 15 s (the plan's total for the part: 235 s; limit 540 s per part)", p.stdout)
-        p = run(GPU_CHECK, "--dry-run", "--part", "3")
-        self.assertIn("memcheck_flash", p.stdout)
-        self.assertIn("(needed)", p.stdout)
+        self.assertIn("1 steps, budgets 15 s (the plan's total for the part: 235 s; at most 540 s)", p.stdout)
+        p = run(GPU_CHECK, "--dry-run", "--part", "1")
+        extras = [line for line in p.stdout.splitlines() if "(extra: on seconds left unused)" in line]
+        self.assertEqual([line.split()[4] for line in extras], ["gemm_fp16", "gemm_fp8_e4m3", "torch_gemm"])
 
     @unittest.skipIf(shutil.which("nvidia-smi"), "this machine has nvidia-smi: the no-GPU exit is not testable here")
     def test_no_gpu_exits_3_with_a_clear_line(self):
@@ -91,26 +91,30 @@ MODEL_FLAGS = ("--model", "--model-config", "--tp", "--pp", "--dp", "--cp", "--e
 class PlanTest(unittest.TestCase):
     def test_each_part_fits_one_device_call(self):
         for part in plan.PARTS:
-            self.assertLessEqual(plan.total_budget(part), plan.PART_LIMIT_S)
+            self.assertLessEqual(plan.total_budget(part), plan.part_limit(part))
+            self.assertLessEqual(plan.part_limit(part), plan.PART_LIMIT_S)
         self.assertLessEqual(plan.PART_LIMIT_S + plan.EXPORT_RESERVE_S, plan.CALL_LIMIT_S - 20)  # unpacking
         self.assertEqual(plan.CALL_LIMIT_S, 600)
 
-    def test_issue12_session_fits_with_part3s_needed_steps(self):
-        self.assertEqual(plan.PARTS, (1, 2, 3, 4))
-        self.assertEqual(plan.SESSION_PARTS, (1, 2, 3))
-        needed = sum(s.budget_s for s in plan.steps_of(3) if s.name in plan.PART3_NEEDED)
-        self.assertEqual(plan.needed_budget_part3(), needed)
-        want = plan.MACHINE_START_S + 3 * plan.CALL_OVERHEAD_S + plan.total_budget(1) + plan.total_budget(2) + needed
-        self.assertEqual(plan.session_seconds(), want)
-        self.assertLessEqual(want, plan.SESSION_BUDGET_S)
-        self.assertLessEqual(needed, plan.part3_rest_s())
-        self.assertEqual(plan.SESSION_BUDGET_S, 30 * 60)
-        # The needed steps come first: a part cut short loses only the suites.
-        names = [s.name for s in plan.steps_of(3)]
-        self.assertEqual(names[:len(plan.PART3_NEEDED)], list(plan.PART3_NEEDED))
-        self.assertEqual(names[len(plan.PART3_NEEDED):], ["suite_smoke", "suite_nightly"])
+    def test_part1_runs_the_most_valuable_steps_first_in_eight_minutes(self):
+        steps = plan.steps_of(1)
+        self.assertEqual(plan.FIRST_CALL_S, 8 * 60)
+        self.assertEqual(plan.total_budget(1), plan.FIRST_CALL_S)
+        names = [s.name for s in steps]
+        self.assertEqual(names, ["facts", "ldd", "ctest_gpu", "suite_smoke", "gemm_shapes", "gemm_bf16",
+                                 "torch_gemm_bf16", "attention", "torch_attention", "p2p_copy", "torch_p2p",
+                                 "collectives", "torch_collectives", "gemm_fp16", "gemm_fp8_e4m3", "torch_gemm"])
+        # Extras come after every counted step: they only use seconds the others left.
+        first_extra = next(i for i, s in enumerate(steps) if s.extra)
+        self.assertTrue(all(s.extra for s in steps[first_extra:]))
+        self.assertEqual(steps[names.index("suite_smoke")].argv[:5], ["smoke", "{bin:gpucal}", "run", "--suite", "smoke"])
+        attention = steps[names.index("attention")].argv
+        self.assertEqual(flag_values(attention, ["--impl", "--pass"]), {"--impl": "cudnn,flash", "--pass": "fwd,bwd"})
+        # Each baseline writes its own CSV: a later part's baseline never overwrites an earlier one's.
+        outs = [s.argv[s.argv.index("--out") + 1] for s in plan.STEPS if s.kind == "torch"]
+        self.assertEqual(len(outs), len(set(outs)), outs)
 
-    def test_part3_checks_what_issue12_asks_of_the_harness(self):
+    def test_part3_checks_the_harness(self):
         steps = {s.name: s for s in plan.steps_of(3)}
         for tool in ("memcheck", "racecheck"):
             flash, gemm = steps[f"{tool}_flash"].argv, steps[f"{tool}_gemm"].argv
@@ -130,7 +134,7 @@ class PlanTest(unittest.TestCase):
             argv = steps[f"gemm_{regime}"].argv
             self.assertEqual(flag_values(argv, ["--m", "--n", "--k", "--dtype", "--regime"]),
                              {"--m": "1024", "--n": "1024", "--k": "1024", "--dtype": "bf16", "--regime": regime})
-        self.assertEqual(steps["suite_nightly"].argv[:4], ["nightly", "{bin:gpucal}", "run", "--suite"])
+        self.assertEqual(plan.steps_of(2)[-1].argv[:4], ["nightly", "{bin:gpucal}", "run", "--suite"])
 
     def test_part4_runs_the_prediction_chain_with_one_set_of_model_flags(self):
         steps = plan.steps_of(4)

@@ -41,8 +41,8 @@ def make_context(export=True):
     return ctx, log_lines
 
 
-def shell_step(name, script, budget, part=9):
-    return Step(name, part, "bench", budget, ["sh", "-c", script], "")
+def shell_step(name, script, budget, part=9, extra=False):
+    return Step(name, part, "bench", budget, ["sh", "-c", script], "", extra)
 
 
 def ended(pid, wait_s=5.0):
@@ -101,6 +101,19 @@ class DeadlineTest(unittest.TestCase):
         gpu_check.run_steps(ctx, steps, "9", ["GPU 0: stand-in"], t0, t0 + 1000, results)
         self.assertEqual([r["status"] for r in results], ["ok", "ok"])
         self.assertGreaterEqual(results[1]["budget_s"], 28)  # its 10 s plus most of quick's 20
+
+    def test_an_extra_step_runs_only_on_seconds_left_unused(self):
+        ctx, _ = make_context(export=False)
+        ctx.a.export = None
+        steps = [shell_step("quick", "true", 4), shell_step("extra", "true", 50, extra=True),
+                 shell_step("slow", "sleep 30", 2), shell_step("extra2", "echo no > {out}/x.csv", 50, extra=True)]
+        results, t0 = [], time.monotonic()
+        gpu_check.run_steps(ctx, steps, "9", ["GPU 0: stand-in"], t0, t0 + 1000, results)
+        self.assertEqual([r["status"] for r in results], ["ok", "ok", "truncated", "left out"])
+        self.assertEqual(results[1]["budget_s"], 4)  # quick's unused seconds, not its own 50
+        self.assertLessEqual(results[2]["budget_s"], 6)  # its 2 s and what the extra left of quick's
+        self.assertIn("left no seconds unused", results[3]["note"])
+        self.assertFalse(os.path.exists(os.path.join(ctx.out, "x.csv")))
 
 
 class SignalTest(unittest.TestCase):
