@@ -43,10 +43,12 @@ struct ErrorTally {
       max_err = std::max(max_err, err);
     }
   }
+  // |got - ref| <= tol · mag + underflow · floor, reported relative to the magnitude that
+  // bound allows (mag + underflow · floor / tol).
   void row(const char* tensor, const double* got, const std::vector<double>& ref, const std::vector<double>& mag,
-           double tol) {
+           const std::vector<double>& floor, double tol, double underflow) {
     for (size_t c = 0; c < ref.size(); ++c)
-      add(tensor, std::fabs(got[c] - ref[c]) / std::max(mag[c], 1e-30), tol);
+      add(tensor, std::fabs(got[c] - ref[c]) / std::max(mag[c] + underflow * floor[c] / tol, 1e-30), tol);
   }
 };
 
@@ -64,12 +66,12 @@ void check_query_rows(const AttentionParams& s, const AttentionInputs& in, const
   for (const auto& [b, h, i] : plan.q_rows) {
     const QueryRowResult r = reference_query_row(s, in, b, h, i, grad);
     got.o.load_row(row.data(), d, b, h, i);
-    tally.row("O", row.data(), r.o, r.o_mag, tol.out);
+    tally.row("O", row.data(), r.o, r.o_mag, r.o_floor, tol.out, tol.underflow);
     const double lse_dev = got.lse[(b * s.heads + h) * s.seq_q + i];
     tally.add("LSE", std::fabs(lse_dev - r.lse) / (1 + std::fabs(r.lse) + r.x_abs_max), tol.lse);
     if (grad) {
       got.dq.load_row(row.data(), d, b, h, i);
-      tally.row("dQ", row.data(), r.dq, r.dq_mag, tol.grad);
+      tally.row("dQ", row.data(), r.dq, r.dq_mag, r.dq_floor, tol.grad, tol.underflow);
     }
   }
 }
@@ -109,9 +111,9 @@ void check_kv_rows(const AttentionParams& s, const AttentionInputs& in, const De
     }
     const KvRowResult r = reference_kv_row(s, in, it->second, b, hk, j);
     got.dk.load_row(row.data(), d, b, hk, j);
-    tally.row("dK", row.data(), r.dk, r.dk_mag, tol.grad);
+    tally.row("dK", row.data(), r.dk, r.dk_mag, r.dk_floor, tol.grad, tol.underflow);
     got.dv.load_row(row.data(), d, b, hk, j);
-    tally.row("dV", row.data(), r.dv, r.dv_mag, tol.grad);
+    tally.row("dV", row.data(), r.dv, r.dv_mag, r.dv_floor, tol.grad, tol.underflow);
   }
 }
 

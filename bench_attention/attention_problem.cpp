@@ -97,6 +97,7 @@ Tolerances tolerances(const AttentionProblem& p) {
   // LSE is stored in fp32 whatever the data type.
   t.lse = 16 * std::sqrt(skv + d) * u_acc + 2 * dtype_unit_roundoff(DType::fp32);
   t.grad = 2 * u_out + 8 * u_in + 16 * std::sqrt(sq + skv + d) * u_acc;
+  t.underflow = dtype_underflow(p.dtype);
   return t;
 }
 

@@ -41,9 +41,13 @@ std::optional<AttnDtype> attn_dtype(DType t);
 // Verification tolerances (docs/measurement.md, "Verification"): each is a bound on
 // |got - ref| / magnitude, where the magnitude is the sum of absolute terms of the exact
 // computation (Σ_j P_ij |V_jd| for O; P·(|dP| + |Δ|) weighted by |K|, |Q|, |dO| for the
-// gradients), and for LSE on |got - ref| / (1 + |ref| + max_j |x_ij|).
+// gradients), and for LSE on |got - ref| / (1 + |ref| + max_j |x_ij|). `underflow` is the
+// absolute error of rounding one P or dS term to the input type below its normal range
+// (dtype_underflow): an element passes when |got - ref| <= tol · magnitude + underflow · floor
+// (attention_reference.h).
 struct Tolerances {
   double out, lse, grad;
+  double underflow = 0;
 };
 Tolerances tolerances(const AttentionProblem& p);
 

@@ -57,10 +57,12 @@ QueryRowResult reference_query_row(const AttentionParams& p, const AttentionInpu
   r.lse = m + std::log(l);
   r.o.assign(d, 0.0);
   r.o_mag.assign(d, 0.0);
+  r.o_floor.assign(d, 0.0);
   for (int64_t j = 0; j < n; ++j) {
     x[j] = std::exp(x[j] - r.lse);  // P_ij from here on
     in.v.load_row(vr.data(), d, b, hk, j);
-    for (int64_t c = 0; c < d; ++c) r.o[c] += x[j] * vr[c], r.o_mag[c] += x[j] * std::fabs(vr[c]);
+    for (int64_t c = 0; c < d; ++c)
+      r.o[c] += x[j] * vr[c], r.o_mag[c] += x[j] * std::fabs(vr[c]), r.o_floor[c] += std::fabs(vr[c]);
   }
   if (!with_grad) return r;
   std::vector<double> dout(d);
@@ -68,13 +70,18 @@ QueryRowResult reference_query_row(const AttentionParams& p, const AttentionInpu
   for (int64_t c = 0; c < d; ++c) r.delta += dout[c] * r.o[c], r.delta_mag += std::fabs(dout[c] * r.o[c]);
   r.dq.assign(d, 0.0);
   r.dq_mag.assign(d, 0.0);
+  r.dq_floor.assign(d, 0.0);
   for (int64_t j = 0; j < n; ++j) {
     in.v.load_row(vr.data(), d, b, hk, j);
     in.k.load_row(kr.data(), d, b, hk, j);
     double dp = 0, dp_mag = 0;
     for (int64_t c = 0; c < d; ++c) dp += dout[c] * vr[c], dp_mag += std::fabs(dout[c] * vr[c]);
     const double ds = x[j] * (dp - r.delta), ds_mag = x[j] * (dp_mag + r.delta_mag);
-    for (int64_t c = 0; c < d; ++c) r.dq[c] += scale * ds * kr[c], r.dq_mag[c] += scale * ds_mag * std::fabs(kr[c]);
+    for (int64_t c = 0; c < d; ++c) {
+      r.dq[c] += scale * ds * kr[c];
+      r.dq_mag[c] += scale * ds_mag * std::fabs(kr[c]);
+      r.dq_floor[c] += scale * std::fabs(kr[c]);
+    }
   }
   return r;
 }
@@ -108,6 +115,8 @@ KvRowResult reference_kv_row(const AttentionParams& p, const AttentionInputs& in
   r.dv.assign(d, 0.0);
   r.dk_mag.assign(d, 0.0);
   r.dv_mag.assign(d, 0.0);
+  r.dk_floor.assign(d, 0.0);
+  r.dv_floor.assign(d, 0.0);
   for (int64_t g = 0; g < group; ++g) {
     const int64_t h = hk * group + g;
     for (int64_t i = p.causal ? j : 0; i < p.seq_q; ++i) {  // the query rows that see key j
@@ -124,6 +133,8 @@ KvRowResult reference_kv_row(const AttentionParams& p, const AttentionInputs& in
         r.dv_mag[c] += prob * std::fabs(dout[c]);
         r.dk[c] += scale * ds * q[c];
         r.dk_mag[c] += scale * ds_mag * std::fabs(q[c]);
+        r.dv_floor[c] += std::fabs(dout[c]);
+        r.dk_floor[c] += scale * std::fabs(q[c]);
       }
     }
   }

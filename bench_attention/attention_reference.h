@@ -7,7 +7,11 @@
 // A query row needs one pass over the keys; a key row (dK_j, dV_j) needs lse_i and Δ_i of every
 // query row of every query head sharing its kv head (GQA/MQA), supplied by the caller.
 // Each result comes with its magnitude (the same sum over absolute terms), which the
-// tolerances are relative to.
+// tolerances are relative to, and its floor: the sum of the absolute factors that P or dS
+// multiply (Σ_j |v_jd| for O, scale Σ_j |k_jd| for dQ, scale Σ_i |q_id| for dK, Σ_i |dO_id|
+// for dV). A kernel that rounds P and dS to a 16-bit type before its matmuls loses their
+// small values to underflow (fp16's subnormals below 6.1e-5), an absolute error of at most
+// the format's underflow bound times the floor, whatever the magnitude.
 #pragma once
 
 #include <cstdint>
@@ -38,10 +42,10 @@ struct AttentionInputs {
 struct QueryRowResult {
   double lse = 0;
   double x_abs_max = 0;  // max_j |x_ij| bound: scale Σ_d |q_id k_jd|
-  std::vector<double> o, o_mag;  // O_i and Σ_j P_ij |v_jd|
+  std::vector<double> o, o_mag, o_floor;  // O_i, Σ_j P_ij |v_jd|, Σ_j |v_jd|
   // Backward (when d_o is given):
   double delta = 0, delta_mag = 0;  // Δ_i and Σ_d |dO_id O_id|
-  std::vector<double> dq, dq_mag;
+  std::vector<double> dq, dq_mag, dq_floor;
 };
 QueryRowResult reference_query_row(const AttentionParams& p, const AttentionInputs& in, int64_t b, int64_t h,
                                    int64_t i, bool with_grad);
@@ -54,7 +58,7 @@ struct GroupStats {
 };
 
 struct KvRowResult {
-  std::vector<double> dk, dv, dk_mag, dv_mag;
+  std::vector<double> dk, dv, dk_mag, dv_mag, dk_floor, dv_floor;
 };
 KvRowResult reference_kv_row(const AttentionParams& p, const AttentionInputs& in, const GroupStats& stats,
                              int64_t b, int64_t hk, int64_t j);

@@ -1,5 +1,6 @@
 #include "core/backend/dtype.h"
 
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -14,12 +15,13 @@ struct DTypeInfo {
   const char* name;
   size_t bytes;
   int mantissa_bits;  // explicit fraction bits; -1 for integers
+  int min_exponent;   // exponent of the smallest normal number (floats)
 };
 constexpr DTypeInfo kInfo[] = {
-    {DType::fp64, "fp64", 8, 52},    {DType::fp32, "fp32", 4, 23},     {DType::tf32, "tf32", 4, 10},
-    {DType::fp16, "fp16", 2, 10},    {DType::bf16, "bf16", 2, 7},      {DType::fp8_e4m3, "fp8_e4m3", 1, 3},
-    {DType::fp8_e5m2, "fp8_e5m2", 1, 2}, {DType::int8, "int8", 1, -1}, {DType::int32, "int32", 4, -1},
-    {DType::uint8, "uint8", 1, -1},
+    {DType::fp64, "fp64", 8, 52, -1022}, {DType::fp32, "fp32", 4, 23, -126},        {DType::tf32, "tf32", 4, 10, -126},
+    {DType::fp16, "fp16", 2, 10, -14},   {DType::bf16, "bf16", 2, 7, -126},         {DType::fp8_e4m3, "fp8_e4m3", 1, 3, -6},
+    {DType::fp8_e5m2, "fp8_e5m2", 1, 2, -14}, {DType::int8, "int8", 1, -1, 0},     {DType::int32, "int32", 4, -1, 0},
+    {DType::uint8, "uint8", 1, -1, 0},
 };
 const DTypeInfo& info(DType t) {
   for (const auto& i : kInfo)
@@ -67,6 +69,10 @@ bool dtype_is_float(DType t) { return info(t).mantissa_bits >= 0; }
 double dtype_unit_roundoff(DType t) {
   int m = info(t).mantissa_bits;
   return m < 0 ? 0.0 : 1.0 / static_cast<double>(2ull << m);
+}
+double dtype_underflow(DType t) {
+  const DTypeInfo& i = info(t);
+  return i.mantissa_bits < 0 ? 0.0 : std::ldexp(1.0, i.min_exponent - i.mantissa_bits - 1);
 }
 
 }  // namespace gpucal

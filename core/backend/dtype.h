@@ -20,5 +20,8 @@ size_t dtype_bytes(DType t);
 bool dtype_is_float(DType t);
 // Unit roundoff u = 2^-(mantissa bits + 1) of the format; 0 for integers.
 double dtype_unit_roundoff(DType t);
+// Largest absolute error of rounding a number below the smallest normal to the format: half
+// its smallest subnormal (fp16 2^-25); 0 for integers. Rounding x gives |err| <= u|x| + this.
+double dtype_underflow(DType t);
 
 }  // namespace gpucal

@@ -7,7 +7,9 @@
 #include <random>
 
 #include "bench_attention/attention_impls.h"
+#include "bench_attention/attention_problem.h"
 #include "bench_attention/attention_reference.h"
+#include "core/backend/element_convert.h"
 #include "core/driver/driver.h"
 
 using namespace gpucal;
@@ -113,6 +115,39 @@ INSTANTIATE_TEST_SUITE_P(Attention, ReferenceShapes,
                          ::testing::Values(std::make_tuple(2, 2, 5, false), std::make_tuple(2, 2, 5, true),
                                            std::make_tuple(4, 2, 7, true), std::make_tuple(3, 1, 9, true),
                                            std::make_tuple(3, 1, 9, false)));
+
+// A kernel that rounds P to fp16 before dV = Pᵀ dO loses a tiny P to fp16's subnormal range:
+// the error is absolute (at most half the smallest subnormal, 2^-25), not relative. Key 1
+// is seen only by query 1 (top-left causal), with P_11 ≈ 9e-8: rounded to fp16 its dV is
+// ~30% off relative to its magnitude, far past the fp16 gradient tolerance, yet within the
+// underflow bound times the floor (Σ_i |dO_i|), which the verification allows.
+TEST(AttentionReference, Fp16UnderflowOfPIsAnAbsoluteErrorTheFloorAllows) {
+  EXPECT_EQ(dtype_underflow(DType::fp16), std::ldexp(1.0, -25));
+  EXPECT_EQ(dtype_underflow(DType::bf16), std::ldexp(1.0, -134));
+  EXPECT_EQ(dtype_underflow(DType::int8), 0.0);
+  Tiny t(1, 1, 1, 2, 2, 1, true, 1);  // head_dim 1: the softmax scale is 1
+  t.q = {0.5, 1.0};
+  t.k = {10.0, -6.2};  // x_10 = 10, x_11 = -6.2: P_11 = e^-16.2 / (1 + e^-16.2) ≈ 9.2e-8
+  t.v = {0.3, -0.7};
+  t.d_o = {0.8, -0.9};
+  const AttentionInputs in = t.inputs();
+  const GroupStats stats = reference_group_stats(t.p, in, 0, 0);
+  const KvRowResult r = reference_kv_row(t.p, in, stats, 0, 0, 1);
+  const double p11 = std::exp(-6.2 - stats.lse[1]);
+  ASSERT_NEAR(r.dv[0], p11 * -0.9, 1e-20);
+  const double p11_fp16 = elem::fp16_to_float(elem::float_to_fp16(static_cast<float>(p11)));
+  const double got = p11_fp16 * -0.9;  // what such a kernel writes for dV_1
+  const Tolerances tol = tolerances(make_problem(DType::fp16, AttnPass::bwd, FlopConvention::fa2, "BHSD", 1, 1, 1, 2,
+                                                 2, 1, true));
+  const double err = std::fabs(got - r.dv[0]);
+  EXPECT_GT(err, tol.grad * r.dv_mag[0]) << "relative to its magnitude alone, the rounded P fails";
+  EXPECT_LE(err, tol.grad * r.dv_mag[0] + tol.underflow * r.dv_floor[0]);
+  EXPECT_DOUBLE_EQ(r.dv_floor[0], 0.9);
+  // A dropped term is still caught: dV_0 without query 1's contribution.
+  const KvRowResult r0 = reference_kv_row(t.p, in, stats, 0, 0, 0);
+  const double p10 = std::exp(10.0 - stats.lse[1]);
+  EXPECT_GT(std::fabs(p10 * -0.9), tol.grad * r0.dv_mag[0] + tol.underflow * r0.dv_floor[0]);
+}
 
 TEST(AttentionReference, LayoutsGiveTheSameResult) {
   Tiny t(2, 2, 1, 5, 6, 8, true, 5);
