@@ -21,6 +21,9 @@ struct ExportTarget {
   // A simulator workload: needs the step (--model and the layout flags); `--to all` leaves it
   // out without --model.
   bool workload = false;
+  // Describes the network between GPUs, so it needs a communication group (2+ ranks) measured:
+  // `gpucal run` with one rank calls it not applicable rather than refused (launch_plan.h).
+  bool needs_group = false;
   ExportReport (*write)(const nlohmann::json& calibration, const ExportSettings& settings,
                         const std::string& out_dir) = nullptr;
 };

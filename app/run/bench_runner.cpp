@@ -113,8 +113,12 @@ std::string bench_line(const BenchOutcome& b) {
   return line.str();
 }
 
-BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocation& inv,
+BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocation& requested,
                    const LaunchPlan& plan, std::ostream& log, bool live) {
+  // One rank: what needs no group, as one process (launch_plan.h).
+  const bool single = requested.distributed && !plan.skip.empty() && !requested.single_args.empty();
+  BenchInvocation inv = single ? BenchInvocation{.bench = requested.bench, .args = requested.single_args} : requested;
+  if (plan.gpu && !requested.gpu_args.empty()) inv.args = requested.gpu_args;
   BenchRun run;
   BenchOutcome& b = run.outcome;
   b.bench = inv.bench;
@@ -124,7 +128,7 @@ BenchRun run_bench(const RunOptions& o, const Suite& suite, const BenchInvocatio
     b.status = "not built";
     b.detail = o.bin_dir.empty() ? "no " + binary + " beside gpucal or in the build tree"
                                  : "no " + binary + " in " + o.bin_dir;
-  } else if (inv.distributed && !plan.skip.empty()) {
+  } else if (inv.distributed && !plan.skip.empty() && inv.single_args.empty()) {
     b.status = "skipped";
     b.detail = plan.skip;
   }

@@ -63,6 +63,12 @@ bool started_as_rank(const EnvLookup& env) {
 
 LaunchPlan plan_launch(const RunOptions& o, const EnvLookup& env, int local_gpus) {
   if (!o.mpirun.empty()) return {.mpirun = o.mpirun, .how = "under --mpirun '" + o.mpirun + "'"};
+  if (o.threads == "1" || (o.threads == "all" && local_gpus == 1))
+    return {.threads = "1",
+            .how = "one rank (--threads " + o.threads + ")",
+            .skip = o.threads == "1" ? "--threads 1: one rank, no group to measure (give 2 or more)"
+                                     : "one GPU on this node, no group to measure within it (give --mpirun to "
+                                       "measure across nodes)"};
   if (!o.threads.empty())
     return {.threads = o.threads, .how = o.threads + " rank threads in one process (--threads)"};
   const bool rank = started_as_rank(env);

@@ -31,6 +31,11 @@ struct RunRecord {
   const Suite* suite = nullptr;
   std::string out_dir, backend_requested;
   std::string launch;      // what started the communication benches
+  std::string single_rank;  // non-empty: one rank, no group to measure (launch_plan.h), why
+  // The step the run predicts and the workload exports write: the suite's, laid out on one
+  // rank when the run has one (one_gpu_layout); empty: none.
+  std::vector<std::string> predict_args;
+  std::string predict_label;
   std::string stopped_by;  // SIGINT, ...; empty: ran to the end
   std::vector<BenchOutcome> benches;
   nlohmann::json calibration;  // null when nothing was fitted
@@ -38,6 +43,9 @@ struct RunRecord {
   bool allow_suspect = false;  // --allow-suspect: the fit uses rows with suspect timings
   size_t suspect_rows = 0;     // ok rows whose timings are suspect (core/measure/preemption.h)
   std::vector<ExportReport> exports;
+  // Exports that need a communication group, refused on a one-rank run (ExportTarget::needs_group):
+  // not applicable there, so not counted as missing. Their reports stay in `exports`.
+  std::vector<std::string> exports_not_applicable;
   std::string export_error;
   std::vector<StandIn> stand_ins;
   PredictOutcome predict;

@@ -80,12 +80,12 @@ void fit_step(RunRecord& r, std::ostream& log) {
 // The workload targets' step: the suite's predicted model and layout (Suite::predict), read as
 // `gpucal export --model ...` reads them; null when the suite predicts nothing.
 std::shared_ptr<const ExportWorkload> suite_workload(const RunRecord& r) {
-  if (r.suite->predict.empty()) return nullptr;
+  if (r.predict_args.empty()) return nullptr;
   CLI::App flags;
   flags.allow_extras();  // the prediction's own flags (--quiet, --allow-missing)
   ExportWorkloadFlags workload;
   workload.add(flags);
-  std::vector<std::string> args(r.suite->predict.rbegin(), r.suite->predict.rend());  // CLI11 pops from the back
+  std::vector<std::string> args(r.predict_args.rbegin(), r.predict_args.rend());  // CLI11 pops from the back
   flags.parse(args);
   return workload.resolve(r.out_dir, nullptr, r.calibration);
 }
@@ -101,7 +101,7 @@ void export_step(RunRecord& r, std::ostream& log) {
   try {
     workload = suite_workload(r);
   } catch (const std::exception& e) {
-    workload_error = "the suite's step (" + r.suite->predict_label + "): " + e.what();
+    workload_error = "the suite's step (" + r.predict_label + "): " + e.what();
   }
   try {
     for (const ExportTarget& row : export_targets()) {
@@ -124,6 +124,8 @@ void export_step(RunRecord& r, std::ostream& log) {
       }
       if (report.ok())
         written += (written.empty() ? "" : ", ") + target;
+      else if (row.needs_group && !r.single_rank.empty())
+        r.exports_not_applicable.push_back(target);
       else
         refused += "; " + target + " refused (" + report.refused.front() + ")";
       r.exports.push_back(std::move(report));
@@ -135,17 +137,20 @@ void export_step(RunRecord& r, std::ostream& log) {
   }
   int ok = 0;
   for (const auto& e : r.exports) ok += e.ok();
-  log << step_label("exports") << ok << " of " << r.exports.size() << " written"
+  std::string not_applicable;
+  for (const auto& t : r.exports_not_applicable) not_applicable += (not_applicable.empty() ? "" : ", ") + t;
+  log << step_label("exports") << ok << " of " << r.exports.size() - r.exports_not_applicable.size() << " written"
       << (written.empty() ? "" : ": " + written) << refused
+      << (not_applicable.empty() ? "" : "; not applicable with one rank: " + not_applicable)
       << (ok ? " (export/<tool>/NOTES.md: what fills each field)" : "") << "\n";
 }
 
 void predict_step(RunRecord& r, const RunOptions& o, std::ostream& log) {
-  if (r.suite->predict.empty()) return;
+  if (r.predict_args.empty()) return;
   const std::string out = (fs::path(r.out_dir) / "predict.json").string();
   const std::string plog = (fs::path(r.out_dir) / "logs" / "predict.log").string();
   std::string cmd = shell_quote(gpucal_executable(o.gpucal_path)) + " predict " + shell_quote(r.out_dir);
-  for (const auto& a : r.suite->predict) cmd += " " + shell_quote(a);
+  for (const auto& a : r.predict_args) cmd += " " + shell_quote(a);
   cmd += " --out " + shell_quote(out);
   r.predict.command = cmd;
   const int status = exit_status(std::system((cmd + " </dev/null >" + shell_quote(plog) + " 2>&1").c_str()));

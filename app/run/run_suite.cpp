@@ -85,22 +85,26 @@ int run_benches(RunRecord& r, const RunOptions& o, const LaunchPlan& plan, std::
   return 0;
 }
 
-// The outcome on stderr in one line (what failed, or that nothing was measured) and the exit code.
+// The outcome on stderr in one line (what is missing, and why) and the exit code (verdict.h).
 int finish(const RunRecord& r, const std::string& summary_path) {
+  const Completeness c = completeness(r);
   std::string failed;
-  int ok_rows = 0;
-  for (const auto& b : r.benches) {
-    ok_rows += b.ok_rows;
+  for (const auto& b : r.benches)
     if (b.status.rfind("failed", 0) == 0)
       failed += (failed.empty() ? "" : ", ") + ("bench_" + b.bench) + " (" + b.status.substr(8);
-  }
+  const std::string more = c.missing.size() > 1 ? " and more" : "";
   if (!failed.empty())
     gpucal::write_stderr_line("gpucal: error: suite " + r.suite->name + ": " + failed + " failed; see " +
                               (fs::path(r.out_dir) / "logs").string());
-  else if (ok_rows == 0)
-    gpucal::write_stderr_line("gpucal: error: suite " + r.suite->name +
-                              " measured nothing (no bench wrote an ok row); see " + summary_path);
-  return !failed.empty() || ok_rows == 0 || !r.export_error.empty() ? 1 : 0;
+  else if (c.spoiled)
+    gpucal::write_stderr_line("gpucal: error: suite " + r.suite->name + " incomplete: " + c.missing.front() + more +
+                              ": " + std::to_string(r.suspect_rows) +
+                              " row(s) were spoiled by other work on this machine; rerun on a quiet machine; see " +
+                              summary_path);
+  else if (!c.complete())
+    gpucal::write_stderr_line("gpucal: error: suite " + r.suite->name + " incomplete: " + c.missing.front() + more +
+                              "; see " + summary_path);
+  return run_exit_code(c);
 }
 
 }  // namespace
@@ -110,9 +114,15 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   const auto lock = lock_folder(o.out_dir);
   RunRecord r{.suite = &find_suite(o.suite), .out_dir = o.out_dir, .backend_requested = o.backend};
   r.allow_suspect = o.allow_suspect;
-  const LaunchPlan plan = plan_launch(
+  const int gpus = local_gpu_count(o.backend);
+  LaunchPlan plan = plan_launch(
       o, [](const char* name) { return std::getenv(name); },
-      o.mpirun.empty() && o.threads.empty() ? local_gpu_count(o.backend) : 0);
+      o.mpirun.empty() && (o.threads.empty() || o.threads == "all") ? gpus : 0);
+  plan.gpu = gpus > 0;
+  r.single_rank = plan.skip;
+  r.predict_args = plan.skip.empty() ? r.suite->predict : one_gpu_layout(r.suite->predict);
+  r.predict_label = plan.skip.empty() ? r.suite->predict_label
+                                       : r.suite->predict_model + ", on one rank (" + plan.skip + ")";
   r.launch = plan.how;
   log << "gpucal run: suite " << r.suite->name << " -> " << o.out_dir << " (backend " << o.backend
       << "; collectives and p2p: " << plan.how << ")" << std::endl;
@@ -129,14 +139,15 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   }
   fit_step(r, log);
   if (!r.calibration.is_null()) {
-    export_step(r, log);
+    if (r.suite->exports) export_step(r, log);
     predict_step(r, o, log);
   }
   plots_step(r, o, log);
   write_text_file(summary_path, summary_markdown(r));
   log << "verdict:\n";
   for (const auto& line : verdict_lines(r)) log << "  " << line << "\n";
-  log << "everything is in " << o.out_dir << ": summary.md (read it first), calibration.json, export/, "
+  log << "everything is in " << o.out_dir << ": summary.md (read it first), calibration.json, "
+      << (r.suite->exports ? "export/, " : "")
       << (r.predict.path.empty() ? "" : "predict.json, ") << "plots/, logs/" << std::endl;
   return finish(r, summary_path);
 }

@@ -21,7 +21,13 @@ Suite smoke() {
       .max_time_per_point_s = 0.05,
       .benches = {{"gemm",
                    {"--m", "128,512", "--n", "128,512", "--k", "128,512", "--dtype", "fp32,bf16", "--layout",
-                    "NN"}},
+                    "NN"},
+                   false,
+                   {},
+                   // a GPU runs 512^3 in microseconds, under the 20 us per operation the NERSC
+                   // estimator charges: 4096^3 gives the exports a rate in the GPU's regime
+                   {"--m", "128,512,4096", "--n", "128,512,4096", "--k", "128,512,4096", "--dtype", "fp32,bf16",
+                    "--layout", "NN"}},
                   {"attention",
                    {"--batch", "1", "--heads", "8", "--kv-heads", "8", "--seq", "128,256", "--head-dim",
                     "16", "--causal", "1", "--pass", "fwd,bwd"}},
@@ -29,7 +35,10 @@ Suite smoke() {
                    {"--sizes", "8:256K:x8,2M,8M,32M", "--ranks", "2,all", "--collective",
                     "allreduce,allgather,reduce_scatter"},
                    true},
-                  {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "8:256K:x8,2M,8M,32M"}, true},
+                  {"p2p",
+                   {"--pattern", "sendrecv,pingpong,copy", "--sizes", "8:256K:x8,2M,8M,32M"},
+                   true,
+                   {"--pattern", "copy", "--sizes", "8:256K:x8,2M,8M,32M"}},
                   {"memory",
                    {"--kernel", "copy,fma_chain,ops", "--bytes", "auto", "--dtype", "fp32", "--fma-elements",
                     "64K", "--rows", "64", "--cols", "1024", "--params", "64K"}}},
@@ -37,7 +46,8 @@ Suite smoke() {
                   "--dp", "2", "--ranks-per-node", "4", "--quiet"},
       .predict_label =
           "llama3-8b cut to 2 layers at 1/8 width (hidden 512, head dim 16), sequence 256, "
-          "tp 2 x dp 2 on one node"};
+          "tp 2 x dp 2 on one node",
+      .predict_model = "llama3-8b cut to 2 layers at 1/8 width (hidden 512, head dim 16), sequence 256"};
 }
 
 Suite calibration() {
@@ -54,10 +64,12 @@ Suite calibration() {
                   {"collectives", {"--sizes", "8:1G:x2", "--ranks", "2,all", "--collective", "all"}, true},
                   {"p2p",
                    {"--pattern", "sendrecv,bidir,ring,pingpong,pairs,copy", "--sizes", "8:1G:x2"},
-                   true},
+                   true,
+                   {"--pattern", "copy", "--sizes", "8:1G:x2"}},
                   {"memory", {"--set", "llm"}}},
       .predict = {"--model", "llama3-8b", "--tp", "8", "--ranks-per-node", "8", "--allow-missing", "--quiet"},
-      .predict_label = "llama3-8b, tp 8 on one node (operations no table reaches are left out and listed)"};
+      .predict_label = "llama3-8b, tp 8 on one node (operations no table reaches are left out and listed)",
+      .predict_model = "llama3-8b (operations no table reaches are left out and listed)"};
 }
 
 Suite nightly() {
@@ -73,7 +85,10 @@ Suite nightly() {
                       {"collectives",
                        {"--sizes", "1K:256M:x16", "--ranks", "2,all", "--collective", "allreduce,allgather"},
                        true},
-                      {"p2p", {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"}, true},
+                      {"p2p",
+                       {"--pattern", "sendrecv,pingpong,copy", "--sizes", "1K:256M:x16"},
+                       true,
+                       {"--pattern", "copy", "--sizes", "1K:256M:x16"}},
                       {"memory", {"--set", "quick"}}}};
 }
 
@@ -82,6 +97,7 @@ Suite fleet() {
   return {.name = "fleet",
           .purpose = "gpucal fleet run's node phase on GPU nodes: the headline figures expectations/ checks (minutes)",
           .max_time_per_point_s = 0.5,
+          .exports = false,
           .benches = {{"gemm", {"--m", "8192", "--n", "8192", "--k", "8192", "--dtype", "bf16,fp8", "--layout", "TN"}},
                       {"memory", {"--kernel", "copy", "--bytes", "1G", "--dtype", "fp32"}},
                       {"collectives", {"--sizes", "8G", "--ranks", "all", "--collective", "allreduce"}, true},
@@ -93,6 +109,7 @@ Suite fleet_smoke() {
   return {.name = "fleet-smoke",
           .purpose = "the fleet suite sized for CPU nodes and CI: the same figures at small sizes (a minute)",
           .max_time_per_point_s = 0.3,
+          .exports = false,
           .benches = {{"gemm",
                        {"--m", "512", "--n", "512", "--k", "512", "--dtype", "fp32", "--layout", "NN", "--regime", "hot"}},
                       {"memory", {"--kernel", "copy", "--bytes", "64M", "--dtype", "fp32"}},
@@ -105,6 +122,15 @@ Suite fleet_smoke() {
 const std::vector<Suite>& suites() {
   static const std::vector<Suite> table{smoke(), calibration(), nightly(), fleet(), fleet_smoke()};
   return table;
+}
+
+std::vector<std::string> one_gpu_layout(const std::vector<std::string>& predict) {
+  static const char* const kDegrees[] = {"--tp", "--pp", "--dp", "--cp", "--ep", "--ranks-per-node"};
+  std::vector<std::string> out = predict;
+  for (size_t i = 0; i + 1 < out.size(); ++i)
+    for (const char* flag : kDegrees)
+      if (out[i] == flag) out[i + 1] = "1";
+  return out;
 }
 
 const Suite& find_suite(const std::string& name) {

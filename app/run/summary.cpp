@@ -158,9 +158,9 @@ void exports_section(const RunRecord& r, std::ostream& s) {
 }
 
 void predict_and_plots(const RunRecord& r, std::ostream& s) {
-  if (!r.suite->predict.empty()) {
+  if (!r.predict_args.empty()) {
     s << "\n## Predicted step (`predict.json`)\n\n"
-      << r.suite->predict_label << ": `" << r.predict.command << "`\n\n";
+      << r.predict_label << ": `" << r.predict.command << "`\n\n";
     if (r.predict.path.empty()) {
       s << "No step predicted: " << r.predict.why_not << "\n";
     } else {

@@ -172,19 +172,27 @@ std::string benches_sentence(const RunRecord& r) {
 }
 
 std::string exports_sentence(const RunRecord& r) {
+  if (!r.suite->exports) return "exports: none (suite " + r.suite->name + " makes none)";
   if (!r.export_error.empty()) return "exports: failed: " + r.export_error;
   if (r.exports.empty()) return "exports: none (nothing was fitted)";
   int ok = 0;
-  std::string written, refused;
+  std::string written, refused, not_applicable;
   for (const auto& e : r.exports) {
     ok += e.ok();
     if (e.ok())
       add_item(written, e.consumer);
+    else if (std::find(r.exports_not_applicable.begin(), r.exports_not_applicable.end(), e.consumer) !=
+             r.exports_not_applicable.end())
+      add_item(not_applicable, e.consumer);
     else
       refused += (refused.empty() ? "; refused: " : ", ") + e.consumer + " (" + e.refused.front() + ")";
   }
-  std::string s = "exports: " + std::to_string(ok) + " of " + std::to_string(r.exports.size()) + " written" +
-                  (written.empty() ? "" : " (" + written + ")") + refused;
+  const size_t applicable = r.exports.size() - r.exports_not_applicable.size();
+  std::string s = "exports: " + std::to_string(ok) + " of " + std::to_string(applicable) + " written" +
+                  (written.empty() ? "" : " (" + written + ")") + refused +
+                  (not_applicable.empty() ? ""
+                                          : "; not applicable with one rank (they describe the network between "
+                                            "GPUs): " + not_applicable);
   if (!r.stand_ins.empty())
     s += "; " + std::to_string(r.stand_ins.size()) +
          " figures no bench measures were supplied by gpucal run (summary.md: Stand-ins)";
@@ -198,7 +206,7 @@ std::string predict_sentence(const RunRecord& r) {
   for (const auto& [provenance, n] : member(b["step"], "ops_by_provenance").items())
     by += (by.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + provenance;
   return "predicted step: " + duration(b["step"]["time_s"].get<double>()) + ", " +
-         number(b["tokens_per_s"].get<double>()) + " tokens/s for " + r.suite->predict_label +
+         number(b["tokens_per_s"].get<double>()) + " tokens/s for " + r.predict_label +
          " (op costs: " + by + "; predict.json)";
 }
 
@@ -245,8 +253,51 @@ std::string peaks_sentence(const RunRecord& r) {
 
 }  // namespace
 
+Completeness completeness(const RunRecord& r) {
+  Completeness c;
+  int ok_rows = 0;
+  for (const auto& b : r.benches) {
+    ok_rows += b.ok_rows;
+    if (b.status.rfind("failed", 0) == 0 || b.status == "not built") {
+      c.bench_failed = true;
+      c.missing.push_back(b.bench + " " + b.status);
+    }
+  }
+  if (ok_rows == 0) {
+    c.bench_failed = true;
+    c.missing.push_back("no bench measured anything");
+  }
+  if (r.calibration.is_null() && ok_rows > 0)
+    c.missing.push_back("no calibration.json" + (r.fit_error.empty() ? std::string() : " (" + r.fit_error + ")"));
+  if (!r.export_error.empty()) c.missing.push_back("exports failed");
+  int refused = 0;
+  for (const auto& e : r.exports)
+    refused += !e.ok() && std::find(r.exports_not_applicable.begin(), r.exports_not_applicable.end(), e.consumer) ==
+                              r.exports_not_applicable.end();
+  if (refused > 0) c.missing.push_back(std::to_string(refused) + " export(s) refused");
+  if (!r.predict_args.empty() && r.predict.path.empty() && !r.calibration.is_null())
+    c.missing.push_back("no predicted step");
+  c.spoiled = !c.missing.empty() && !c.bench_failed && r.suspect_rows > 0 && !r.allow_suspect;
+  return c;
+}
+
+int run_exit_code(const Completeness& c) {
+  if (c.complete()) return 0;
+  return c.spoiled ? kExitRunSpoiled : 1;
+}
+
 std::vector<std::string> verdict_lines(const RunRecord& r) {
-  std::vector<std::string> lines{benches_sentence(r)};
+  const Completeness c = completeness(r);
+  std::string headline = c.complete() ? "complete: every bench, export" +
+                                            std::string(r.predict_args.empty() ? "" : " and the predicted step") +
+                                            " this run can make"
+                                      : "INCOMPLETE: ";
+  for (size_t i = 0; i < c.missing.size(); ++i) headline += (i ? ", " : "") + c.missing[i];
+  if (c.spoiled)
+    headline += " (" + std::to_string(r.suspect_rows) +
+                " suspect row(s) were left out: the machine was busy; rerun on a quiet machine)";
+  if (!r.single_rank.empty()) headline += "; one rank: " + r.single_rank;
+  std::vector<std::string> lines{headline, benches_sentence(r)};
   // Rows a busy machine spoiled are left out of everything after the benches: say it first.
   if (r.suspect_rows > 0)
     lines.push_back("suspect timings: " + std::to_string(r.suspect_rows) + " ok row(s) preempted by other work " +
@@ -254,7 +305,7 @@ std::vector<std::string> verdict_lines(const RunRecord& r) {
                                      : "were left out of the fits and exports; rerun on a quiet machine, or pass "
                                        "--allow-suspect to use them"));
   lines.push_back(exports_sentence(r));
-  if (!r.suite->predict.empty()) lines.push_back(predict_sentence(r));
+  if (!r.predict_args.empty()) lines.push_back(predict_sentence(r));
   if (!r.calibration.is_null()) {
     lines.push_back(fits_sentence(r));
     lines.push_back(peaks_sentence(r));

@@ -33,6 +33,24 @@ struct PeakVerdict {
 // Peak sources and the memory peak are read from the bench CSVs in `results_dir`.
 std::vector<PeakVerdict> peak_verdicts(const nlohmann::json& calibration, const std::string& results_dir);
 
+// What the run was to deliver and did not: a bench failed or not built, nothing measured, the
+// fit, an applicable export, the predicted step. A bench skipped for want of a group on a
+// one-rank run, and the exports that need one there, are not applicable, not missing.
+struct Completeness {
+  std::vector<std::string> missing;  // one phrase each, in the order of the run
+  bool bench_failed = false;         // a bench failed or was not built, or nothing was measured
+  // Deliverables are missing and rows a busy machine spoiled were left out: rerun on a quiet
+  // machine (rather than a fault of the node or of gpucal).
+  bool spoiled = false;
+  bool complete() const { return missing.empty(); }
+};
+Completeness completeness(const RunRecord& record);
+
+// `gpucal run`'s exit code: 0 complete; 1 a bench failed, nothing was measured or a deliverable
+// is missing; 4 deliverables are missing because suspect rows were left out (rerun quietly).
+constexpr int kExitRunSpoiled = 4;
+int run_exit_code(const Completeness& c);
+
 // The verdict as sentences, one per aspect (benches, exports, predicted step, fits, peaks, and
 // on the host backend the stand-ins); Markdown-free so the terminal prints them as they are.
 std::vector<std::string> verdict_lines(const RunRecord& record);

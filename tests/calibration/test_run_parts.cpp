@@ -12,6 +12,7 @@
 #include "app/common/results_dir.h"
 #include "app/run/launch_plan.h"
 #include "app/run/stand_ins.h"
+#include "app/run/suites.h"
 #include "app/run/verdict.h"
 #include "tests/calibration/conformance_calibration.h"
 #include "tests/calibration/synthetic_results.h"
@@ -63,6 +64,70 @@ TEST(LaunchPlan, OneNodeWithoutLauncherRunsThreads) {
   const LaunchPlan one = plan_launch({}, env.lookup(), 1);
   EXPECT_TRUE(one.threads.empty() && one.mpirun.empty());
   EXPECT_NE(one.skip.find("one GPU on this node"), std::string::npos) << one.skip;
+  // --threads all on a node with one GPU, or --threads 1: one rank, the same verdict.
+  const LaunchPlan all_of_one = plan_launch({.threads = "all"}, env.lookup(), 1);
+  EXPECT_EQ(all_of_one.threads, "1");
+  EXPECT_NE(all_of_one.skip.find("one GPU on this node"), std::string::npos) << all_of_one.skip;
+  const LaunchPlan one_thread = plan_launch({.threads = "1"}, env.lookup(), 0);
+  EXPECT_NE(one_thread.skip.find("--threads 1: one rank"), std::string::npos) << one_thread.skip;
+  EXPECT_TRUE(plan_launch({.threads = "all"}, env.lookup(), 8).skip.empty());
+  EXPECT_TRUE(plan_launch({.threads = "2"}, env.lookup(), 0).skip.empty());
+}
+
+TEST(OneRank, PredictedStepIsLaidOutOnOneRank) {
+  EXPECT_EQ(one_gpu_layout({"--model", "llama3-8b", "--tp", "2", "--dp", "2", "--ranks-per-node", "4", "--quiet"}),
+            (std::vector<std::string>{"--model", "llama3-8b", "--tp", "1", "--dp", "1", "--ranks-per-node", "1",
+                                      "--quiet"}));
+  EXPECT_EQ(one_gpu_layout({"--pp", "4", "--cp", "2", "--ep", "8", "--seq", "4096"}),
+            (std::vector<std::string>{"--pp", "1", "--cp", "1", "--ep", "1", "--seq", "4096"}));
+}
+
+// The verdict fails closed: what the run was to deliver and did not makes it incomplete (exit
+// 1), or spoiled (exit 4) when rows a busy machine spoiled were left out; one rank makes the
+// collectives and the network exports not applicable rather than missing.
+TEST(Completeness, MissingDeliverablesFailClosedAndOneRankIsNotApplicable) {
+  static const Suite suite{.name = "t"};
+  RunRecord r{.suite = &suite};
+  r.predict_args = {"--model", "m"};
+  r.benches = {{.bench = "gemm", .status = "ok", .ok_rows = 4}, {.bench = "collectives", .status = "skipped"}};
+  r.calibration = json::object();
+  r.exports = {{.consumer = "chakra"}, {.consumer = "astrasim", .refused = {"network dimension 0: ..."}}};
+  r.predict.path = "predict.json";
+  r.predict.result = {{"breakdown", {{"step", {{"time_s", 0.1}}}, {"tokens_per_s", 10.0}}}};
+  Completeness c = completeness(r);
+  EXPECT_EQ(c.missing, std::vector<std::string>{"1 export(s) refused"});
+  EXPECT_EQ(run_exit_code(c), 1);
+  r.single_rank = "one GPU on this node";
+  r.exports_not_applicable = {"astrasim"};
+  c = completeness(r);
+  EXPECT_TRUE(c.complete());
+  EXPECT_EQ(run_exit_code(c), 0);
+  EXPECT_EQ(verdict_lines(r).front().rfind("complete: ", 0), 0u) << verdict_lines(r).front();
+  // No predicted step, with suspect rows left out: spoiled, exit 4, and the verdict says rerun.
+  r.predict.path.clear();
+  r.suspect_rows = 31;
+  c = completeness(r);
+  EXPECT_EQ(c.missing, std::vector<std::string>{"no predicted step"});
+  EXPECT_TRUE(c.spoiled);
+  EXPECT_EQ(run_exit_code(c), kExitRunSpoiled);
+  EXPECT_NE(verdict_lines(r).front().find("INCOMPLETE: no predicted step (31 suspect row(s) were left out: the machine "
+                                          "was busy; rerun on a quiet machine)"),
+            std::string::npos)
+      << verdict_lines(r).front();
+  // With --allow-suspect the rows were used: a missing step is then a plain failure.
+  r.allow_suspect = true;
+  EXPECT_EQ(run_exit_code(completeness(r)), 1);
+  // A bench that failed is a failure whatever else: not "spoiled".
+  r.allow_suspect = false;
+  r.benches.push_back({.bench = "memory", .status = "failed (exit 1)"});
+  c = completeness(r);
+  EXPECT_TRUE(c.bench_failed);
+  EXPECT_FALSE(c.spoiled);
+  EXPECT_EQ(run_exit_code(c), 1);
+  // Nothing measured at all.
+  RunRecord empty{.suite = &suite};
+  empty.benches = {{.bench = "gemm", .status = "ok"}};
+  EXPECT_EQ(completeness(empty).missing, std::vector<std::string>{"no bench measured anything"});
 }
 
 TEST(LaunchPlan, InsideAnAllocationUsesItsLauncher) {
