@@ -67,13 +67,16 @@ cudaDataType_t cuda_type(DType t) {
 int sm_version(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
 
 // Descriptors and heuristic candidates of one shape; shared by every point of that shape.
+// fp8 scales: floats between scale_a and scale_b, one 256-byte block each.
+constexpr int kScaleStride = 64;
+
 struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> candidates;
   std::string skip;  // non-empty: the library has no algorithm for this shape (why)
-  float* scales = nullptr;  // fp8: device float[2] = {scale_a, scale_b}
+  float* scales = nullptr;  // fp8: scale_a at scales[0], scale_b at scales[kScaleStride]
   ~Plan() {
     if (scales) (void)cudaFree(scales);
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
@@ -222,12 +225,19 @@ class CublasLtGemm : public GemmOp {
     CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (p_.is_fp8()) {
-      // Per-tensor scales live on the device for the plan's lifetime.
-      const float host_scales[2] = {static_cast<float>(p_.scale_a), static_cast<float>(p_.scale_b)};
+      // Per-tensor scales live on the device for the plan's lifetime, each at the start of its
+      // own 256-byte block, as a separately allocated tensor's would be (torch._scaled_mm, which
+      // ran on the same H200, passes two tensors). With both in one float[2] (B's scale 4 bytes
+      // in), every fp8 matmul there returned CUBLAS_STATUS_NOT_SUPPORTED after the heuristic had
+      // offered an algorithm (cuBLASLt 13.1); the scale pointers are the one fp8-only input, so
+      // they are aligned as the library's own samples align them.
+      float host_scales[2 * kScaleStride] = {};
+      host_scales[0] = static_cast<float>(p_.scale_a);
+      host_scales[kScaleStride] = static_cast<float>(p_.scale_b);
       CUDA_RT_CHECK(cudaMalloc(reinterpret_cast<void**>(&plan->scales), sizeof host_scales));
       CUDA_RT_CHECK(cudaMemcpy(plan->scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
       const void* sa = plan->scales;
-      const void* sb = plan->scales + 1;
+      const void* sb = plan->scales + kScaleStride;
       CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
       CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
     }

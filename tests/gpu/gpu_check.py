@@ -14,12 +14,12 @@ skips on a machine with a GPU fails unless it prints "SKIP(hardware): ..."), `gp
 4096^3 and 8192^3 against torch.matmul, attention (llm set, cuDNN and flash, fwd and bwd)
 against SDPA's backends, copies (d2d, h2d, d2h pinned) against Tensor.copy_, collectives at
 one rank against torch.distributed; then, on the seconds those left, GEMM fp16 and fp8.
-Part 2: GEMM bf16 autotuned, bench_memory's llm set, each against PyTorch, and the duration
-of `gpucal run --suite nightly`.
+Part 2: GEMM bf16 autotuned, bench_memory's llm set, each against PyTorch.
 Part 3: the checks of the harness into <results>/harness/: compute-sanitizer memcheck and
 racecheck on the flash kernels (fwd and bwd, d 64/128/256, causal 0/1, ragged lengths) and
 on the cold-rotate GEMM at odd shapes, the same GEMM points as 5 separate processes (the
-spread of their medians), 1024^3 bf16 cold and hot.
+spread of their medians), 1024^3 bf16 cold and hot, and the duration of `gpucal run --suite
+nightly`.
 Part 4: `gpucal predict` checked on one training step (Llama-3 8B, one layer, seq 1024,
 bf16): bench_gemm, bench_attention and bench_memory with those model flags into
 <results>/step/, bench_step (the step run as one kernel sequence), the same step in PyTorch

@@ -134,7 +134,7 @@ class PlanTest(unittest.TestCase):
             argv = steps[f"gemm_{regime}"].argv
             self.assertEqual(flag_values(argv, ["--m", "--n", "--k", "--dtype", "--regime"]),
                              {"--m": "1024", "--n": "1024", "--k": "1024", "--dtype": "bf16", "--regime": regime})
-        self.assertEqual(plan.steps_of(2)[-1].argv[:4], ["nightly", "{bin:gpucal}", "run", "--suite"])
+        self.assertEqual(plan.steps_of(3)[-1].argv[:4], ["nightly", "{bin:gpucal}", "run", "--suite"])
 
     def test_part4_runs_the_prediction_chain_with_one_set_of_model_flags(self):
         steps = plan.steps_of(4)
