@@ -1,6 +1,6 @@
 // Choosing among fitted forms by cross-validation, and measuring how well that choice predicts.
 //
-// The criterion (issue 16): a candidate's score on the points it is given is the mean of its
+// The criterion: a candidate's score on the points it is given is the mean of its
 // every-3rd-size held-out MAPE and its leave-one-out MAPE (holdout.h); the lowest score wins,
 // ties to the earlier candidate (the simpler form, in comm_form_names() order). With a preferred
 // candidate (the communication fits prefer `table`, monotone log-log interpolation between the

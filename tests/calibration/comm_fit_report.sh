@@ -1,7 +1,7 @@
 #!/bin/sh
 # The communication fit report over the collected public logs (tests/fixtures/comm_logs): each
 # log is imported into its own results folder (`gpucal import`, with the flags its log needs),
-# fitted (`gpucal fit --report`), and the per-log table is printed with the targets of issue 16:
+# fitted (`gpucal fit --report`), and the per-log table is printed with the fit targets:
 # the best form's held-out MAPE has a median <= 3%, no log above 6%, and no log worse than 1.5x
 # log-log interpolation on the same held-out sizes. The best form's held-out MAPE is that of the
 # choice made on the training sizes alone (the report's `heldout%`, form `pick`), never of a

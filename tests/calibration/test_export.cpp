@@ -158,7 +158,7 @@ TEST(ExportFigures, ReferenceGemmIsTheFastestLongEnoughShape) {
   EXPECT_FALSE(reference_gemm(testing::conformance_calibration(), "fp8"));
 }
 
-// bench_memory's section of calibration.json (issue 15: device_bandwidth_gbps, copy_MB_efficiency,
+// bench_memory's section of calibration.json (device_bandwidth_gbps, copy_MB_efficiency,
 // vector.<dtype>.best_tflops) fills the memory and vector figures without --set; cache-resident
 // sizes faster than memory are capped at efficiency 1 (Calculon asserts eff <= 1).
 TEST(ExportFigures, MemorySectionFillsMemoryAndVectorFigures) {

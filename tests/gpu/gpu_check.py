@@ -36,7 +36,7 @@ temporary folder) or a build folder. Vendor libraries are taken from PyTorch's n
 wheels (their lib folders go first on LD_LIBRARY_PATH). Results go to
 results/reference/<device>/ (CSVs and sidecars of both sides, facts-partN.json,
 ctest-gpu-partN.json, ratios.md, ratios.csv, summary-partN.json; part 3's in harness/,
-part 4's in step/); with --export (default: $OUT when set) a tarball of them, the ratio
+part 4's in step/); with --export DIR a tarball of them, the ratio
 table, the log and the summary are copied there.
 
 Exit: 0 all passed; 1 a failure (test, skip without a hardware reason, ldd, a bench's exit
@@ -80,21 +80,21 @@ class OneLineParser(argparse.ArgumentParser):
 def parse_args(argv):
     ap = OneLineParser(prog="gpu-check", description=__doc__.split("\n\n")[0],
                        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["1", "2", "3", "4", "all"], help="which device call this is")
+    ap.add_argument("--part", choices=["1", "2", "3", "4", "all"], help="which part to run (--dry-run lists each part's steps)")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--bundle", help="a .ci/gpu-bundle tarball (default .gpu/gpucal-gpu.tar.xz)")
     src.add_argument("--build-dir", help="a gpucal build folder of this machine instead of a bundle")
     ap.add_argument("--unpack-to", help="where the bundle is unpacked (default: a temporary folder)")
     ap.add_argument("--out-dir", help="results folder (default results/reference/<device>)")
     ap.add_argument("--device-name", help="the <device> of the default results folder (default: from nvidia-smi)")
-    ap.add_argument("--export", default=os.environ.get("OUT"),
-                    help="copy the results tarball, ratio table, log and summary here (default: $OUT when set)")
+    ap.add_argument("--export",
+                    help="copy the results tarball, ratio table, log and summary here after every step")
     ap.add_argument("--skip", action="append", default=[], metavar="STEP", help="leave this step out (repeatable)")
     ap.add_argument("--only", action="append", default=[], metavar="STEP", help="run only these steps (repeatable)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     ap.add_argument("--ratios-only", metavar="DIR", help="write and print DIR's ratio table and exit")
     ap.add_argument("--time-limit", type=float, default=plan.CALL_LIMIT_S, metavar="S",
-                    help=f"seconds this call may take in all (default {plan.CALL_LIMIT_S}, the device tool's limit); "
+                    help=f"seconds this call may take in all (default {plan.CALL_LIMIT_S}); "
                          f"steps stop {plan.EXPORT_RESERVE_S} s before it to export")
     a = ap.parse_args(argv)
     if not a.ratios_only and not a.part:

@@ -32,7 +32,7 @@ def run_process(ctx, name, argv, budget, env=None):
     with open(log_path, "w") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()
-        # Its own process group (not session: the device tool ends what a call leaves running,
+        # Its own process group (not session: a remote runner ends what a call leaves running,
         # except processes in a session of their own), so the step can be stopped as a whole.
         StopRequest.defer = True
         try:

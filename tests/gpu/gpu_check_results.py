@@ -1,5 +1,5 @@
 """gpu-check's results after every step: the ratio table and summary-partN.json in the results
-folder, and the copies in --export that the device tool brings back."""
+folder, and the copies in --export for whatever carries them off the machine."""
 import json
 import os
 import shutil
@@ -9,11 +9,11 @@ import time
 import ratios
 
 SAMPLES_SUFFIX = ".samples.csv"
-EXPORT_FILE_LIMIT = 15 * 2**20  # the device tool brings back files of at most 16 MiB
+EXPORT_FILE_LIMIT = 15 * 2**20  # each exported file stays under 16 MiB, so a file-size-limited copy takes it
 
 
 def export(ctx, part, summary_path):
-    """Copies the results into --export (the device tool brings back 8 files of <= 16 MiB): a
+    """Copies the results into --export (5 files per part, each under 16 MiB): a
     tarball of the results and logs without the per-sample CSVs, those in a second one (left
     out, and said, when over the limit), the ratio table and the summary."""
     if not ctx.a.export:

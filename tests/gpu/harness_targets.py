@@ -1,4 +1,4 @@
-"""Issue 12's harness targets, from the harness/ subfolder of a results folder (files written
+"""The GPU reference's harness targets, from the harness/ subfolder of a results folder (files written
 by .ci/gpu-check's harness part; an absent file is `not measured`) and, for telemetry, from
 every gpucal CSV of the folder and its subfolders:
 

@@ -1,4 +1,4 @@
-"""Issue 12's targets, computed from a results folder of .ci/gpu-check (results/reference/<device>/):
+"""The GPU reference targets, computed from a results folder of .ci/gpu-check (results/reference/<device>/):
 each target's measured value, the points it counts and a verdict.
 
 Verdicts: `met`; `missed` (a point or the statistic is past the threshold); `incomplete` (every
@@ -20,7 +20,7 @@ from results_folder import folders, gpucal_rows, is_ok, number, read_csv, torch_
 
 Target = namedtuple("Target", "id wording threshold rule")
 
-# Issue 12's targets, in its words, with the threshold each is judged by and how.
+# The GPU reference targets, in words, with the threshold each is judged by and how.
 TARGETS = [
     Target("gemm_bf16_heuristic", "GEMM bf16, heuristic: ≥ 0.98× torch.matmul on every shape of the llm set and "
            "4096³/8192³", 0.98, "min over shapes of ours_vs_torch ≥ 0.98"),
@@ -66,7 +66,7 @@ TARGET_BY_ID = {t.id: t for t in TARGETS}
 # the gpucal row's own peak_tflops (core/formulas/peaks.cpp, its peak_source says from where), or none.
 DENSE_BF16_PEAK_TFLOPS = [("H100 PCIe", 756.0, "H100 PCIe datasheet"), ("H100 NVL", None, ""),
                           ("H200", 989.0, "H200: H100 SXM's tensor cores and clocks, the same 989"),
-                          ("H100", 989.0, "H100 SXM (issue 12)")]
+                          ("H100", 989.0, "H100 SXM datasheet")]
 SQUARES = (4096, 8192)  # the two square GEMM shapes the target adds to the llm set
 COPY_MIN_BYTES = 1 << 20  # copies below 1 MiB measure latency, not bandwidth: not counted
 REPEATS = 5  # harness/repeat-1.csv ... repeat-5.csv

@@ -14,7 +14,7 @@ against the torch_step row of the same (bench, point), the way baselines join.
 ours_vs_torch = torch time_us_median / gpucal time_us_median: above 1, gpucal's path is
 faster than PyTorch's on that measurement (for GEMM and attention, the ratio of TFLOP/s).
 `spread` says whether the two [p10, p90] intervals overlap (a difference inside it is noise).
-Writes DIR/ratios.md, DIR/ratios.csv and DIR/targets.json and prints the tables: issue 12's
+Writes DIR/ratios.md, DIR/ratios.csv and DIR/targets.json and prints the tables: the reference
 targets (ratio_targets.py, harness_targets.py: each target's measured value, points and
 verdict), per (bench, torch op, dtype, variant) the count, geometric mean, min and max, then
 per bench the N lowest and highest points.
@@ -83,7 +83,7 @@ def spread(a10, a90, b10, b90):
     return "overlap" if None not in (a10, a90, b10, b90) and a10 <= b90 and b10 <= a90 else "apart"
 
 
-# Issue 18's targets for a step on a GPU: predicted within 5% of bench_step's kernel sequence,
+# The targets for a step on a GPU: predicted within 5% of bench_step's kernel sequence,
 # within 10% of the same step in PyTorch.
 STEP_TARGETS = {"predicted_over_measured": 0.05, "predicted_over_torch": 0.10}
 
@@ -175,7 +175,7 @@ def summary(rows):
 
 
 def evaluate_targets(results_dir):
-    """Issue 12's targets (ratio_targets.TARGETS, in that order) measured in results_dir."""
+    """The reference targets (ratio_targets.TARGETS, in that order) measured in results_dir."""
     top = ratio_targets.Folder(results_dir)
     h = harness_targets
     return [ratio_targets.gemm_heuristic(top, "bf16"), ratio_targets.gemm_heuristic(top, "fp16"),
@@ -188,8 +188,8 @@ def evaluate_targets(results_dir):
 
 
 def targets_section(targets):
-    out = ["## Targets (issue 12)", "",
-           "Each target of issue 12 measured in this folder (targets.json has the same with every point). "
+    out = ["## Targets", "",
+           "Each reference target measured in this folder (targets.json has the same with every point). "
            "Verdicts: met, missed, incomplete (every measured point meets it, some of the set were not measured), "
            "not measured (why), recorded (no threshold).", "",
            "| target | threshold | measured | points | verdict |", "| --- | --- | --- | --- | --- |"]
@@ -253,7 +253,7 @@ def write(results_dir, md_path=None, csv_path=None, print_rows=10, stream=sys.st
         for r in rows:
             w.writerow({k: ("" if r[k] is None else r[k]) for k in RATIO_COLUMNS})
     with open(os.path.join(os.path.dirname(os.path.abspath(csv_path)), "targets.json"), "w", encoding="utf-8") as f:
-        json.dump({"issue": 12, "verdicts": ["met", "missed", "incomplete", "not measured", "recorded"],
+        json.dump({"verdicts": ["met", "missed", "incomplete", "not measured", "recorded"],
                    "targets": targets}, f, indent=1, ensure_ascii=False)
     if stream:
         stream.write(markdown(rows, notes, print_rows, predictions, targets))

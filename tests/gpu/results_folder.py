@@ -1,7 +1,7 @@
 """Reading a results folder of .ci/gpu-check: gpucal CSVs (any *.csv with gpucal's columns)
 and PyTorch baselines torch_<bench>.csv, in the folder and in each of its subfolders (part 3
 writes step/, the harness checks harness/). Shared by ratios.py (the per-point join) and
-ratio_targets.py (issue 12's targets). Standard library only.
+ratio_targets.py (the reference targets). Standard library only.
 """
 import csv
 import glob

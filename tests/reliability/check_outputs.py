@@ -132,7 +132,7 @@ def cmd_lock(gemm):
 
 def our_lines(stderr):
     """The bench's own lines (Google Benchmark's context block goes to stderr too), less
-    warnings about the environment (OPENBLAS_CORETYPE set on the machine, issue 13), which a
+    warnings about the environment (OPENBLAS_CORETYPE set on the machine), which a
     good input may print before measuring."""
     return [l for l in stderr.splitlines()
             if (l.startswith("bench_") or l.startswith("gpucal")) and ": warning: " not in l]
