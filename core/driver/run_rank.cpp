@@ -88,9 +88,10 @@ class RankRun {
                 !config_.out.empty() && !launch_.listing && world_.is_root());
   }
 
-  // Once the input is known good (a bad input stays one line) and something will run.
+  // Once the input is known good (a bad input stays one line) and something will run. --quiet
+  // leaves stderr to errors: the sidecar's `environment` records the variables either way.
   void warn_about_environment() {
-    if (world_.is_root() && !launch_.listing)
+    if (world_.is_root() && !launch_.listing && !config_.quiet)
       for (const auto& w : environment_warnings(meta_.doc()["environment"]))
         std::cerr << prog_ << ": warning: " << w << "\n";
   }

@@ -422,6 +422,16 @@ def cmd_watchdog(gemm, mpirun):
 
 
 def cmd_quiet(gemm):
+    """Every bench with --quiet leaves stderr empty, whatever the host's environment: once with
+    OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset and once set (some hosts set them), where the
+    run without --quiet warns about them and the sidecar records them."""
+    for openblas in (None, {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512"}):
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+        env.update(openblas or {})
+        quiet_runs(gemm, env, openblas)
+
+
+def quiet_runs(gemm, env, openblas):
     work = tempfile.mkdtemp(prefix="gpucal_quiet_")
     runs = {"gemm": gemm_sweep(1), "attention": ["--batch", "1", "--heads", "2", "--seq", "16", "--head-dim", "16"],
             "collectives": ["--sizes", "64", "--collective", "allreduce"], "p2p": ["--sizes", "64"],
@@ -430,18 +440,26 @@ def cmd_quiet(gemm):
         out = os.path.join(work, name + ".csv")
         for quiet in (True, False):
             cmd = [bench(gemm, name)] + axes + [a for a in FAST if quiet or a != "--quiet"] + ["--out", out]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
             if proc.returncode != 0:
                 fail(f"bench_{name}: exit {proc.returncode}: {proc.stderr[-1000:]!r}")
             if quiet and proc.stderr.strip():
-                fail(f"bench_{name} --quiet: stderr is not empty: {proc.stderr[-1000:]!r}")
+                fail(f"bench_{name} --quiet{' with ' + str(openblas) if openblas else ''}: stderr is not empty: "
+                     f"{proc.stderr[-1000:]!r}")
+            warned = f"bench_{name}: warning: OPENBLAS_CORETYPE=Haswell" in proc.stderr
+            if not quiet and name == "gemm" and warned != bool(openblas):
+                fail(f"bench_gemm without --quiet, OPENBLAS_* {'set' if openblas else 'unset'}: "
+                     f"{'no' if openblas else 'a'} warning: {proc.stderr[-1000:]!r}")
             if "Library was built as DEBUG" in proc.stderr:
                 fail(f"bench_{name}: the library's DEBUG warning on stderr")
-        library = json.load(open(out[:-4] + ".json"))["libraries"].get("google_benchmark", {})
+        sidecar = json.load(open(out[:-4] + ".json"))
+        if openblas and sidecar.get("environment", {}).get("OPENBLAS_CORETYPE") != "Haswell":
+            fail(f"bench_{name}: the sidecar's environment lacks OPENBLAS_CORETYPE: {sidecar.get('environment')!r}")
+        library = sidecar["libraries"].get("google_benchmark", {})
         if library.get("build_type") not in ("debug", "release") or not library.get("version"):
             fail(f"bench_{name}: sidecar libraries.google_benchmark is {library!r}")
-    print(f"OK: {len(runs)} benches quiet with --quiet, no DEBUG warning without it; the sidecar names the "
-          f"library ({library['version']}, {library['build_type']})")
+    print(f"OK: {len(runs)} benches quiet with --quiet (OPENBLAS_* {'set' if openblas else 'unset'}), no DEBUG "
+          f"warning without it; the sidecar names the library ({library['version']}, {library['build_type']})")
     shutil.rmtree(work, ignore_errors=True)
 
 
