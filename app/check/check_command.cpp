@@ -82,9 +82,8 @@ std::string format_check_markdown(const std::string& title, const std::vector<Ch
 }
 
 int run_check(const CheckOptions& o, std::ostream& out) {
-  for (const auto& [flag, path] : {std::pair{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}})
-    calibration::refuse_output_over_inputs(flag, path, {o.results_dir}, false);
-  calibration::refuse_shared_outputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}});
+  calibration::refuse_outputs_over_inputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}},
+                                          {.files = {o.expect == "auto" ? "" : o.expect}, .folders = {o.results_dir}});
   const calibration::ResultsDir results = calibration::load_results_dir(o.results_dir, /*allow_suspect=*/true);
   const fleet::RunIdentity who = fleet::identity_of(results);
   const Expectations e = resolve_expectations(o.expect, who.device_name, who.backend);
@@ -98,6 +97,13 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   if (!o.junit.empty()) write_file_atomic(o.junit, fleet::junit_xml("gpucal check " + e.sku, junit_cases(e.sku, lines)));
   if (!o.json.empty()) calibration::write_json_file(to_json(o, e, lines), o.json);
   if (!o.markdown.empty()) write_file_atomic(o.markdown, format_check_markdown(title, lines));
+  // A gate that judged nothing fails closed: no metric of the file measured with a floor to meet.
+  if (passes + fails == 0) {
+    write_stderr_line("gpucal: error: check judged nothing: " + o.results_dir + " holds none of the " +
+                      std::to_string(lines.size()) + " metric(s) " + e.path +
+                      " gives a floor for (the table says what each lacks)");
+    return 1;
+  }
   return fails > 0 ? 1 : 0;
 }
 

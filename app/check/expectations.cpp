@@ -103,7 +103,15 @@ Expectations parse_expectations(const json& doc, const std::string& path) {
     }
   }
   if (!doc.contains("metrics") || !doc["metrics"].is_object()) invalid(path, "'metrics' must be an object");
-  for (const auto& [id, m] : doc["metrics"].items()) e.metrics.emplace(id, metric(id, m, path));
+  if (doc["metrics"].empty()) invalid(path, "'metrics' is empty: the file expects nothing, so a check against it would check nothing");
+  for (const auto& [id, m] : doc["metrics"].items()) {
+    try {
+      fleet::check_metric_id("metrics", id);
+    } catch (const std::invalid_argument& x) {
+      invalid(path, x.what());
+    }
+    e.metrics.emplace(id, metric(id, m, path));
+  }
   return e;
 }
 

@@ -1,3 +1,4 @@
+#include "app/common/output_guard.h"
 #include "app/export/export_command.h"
 
 #include <CLI/CLI.hpp>
@@ -43,6 +44,7 @@ int ExportCommand::run() {
   workload_.check(target_);
   nlohmann::json calibration;
   std::string out_dir = out_dir_;
+  refuse_outputs_over_inputs({{"-o", out_dir_}}, {.files = {source_}, .folders = {source_}, .reads_calibration_json = true});
   std::optional<ResultsDir> results;
   if (fs::is_regular_file(source_)) {
     calibration = read_calibration_file(source_);

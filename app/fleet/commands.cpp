@@ -163,6 +163,10 @@ std::optional<int> run_parsed(State& s) {
   // Each Command adds one verb: the other verbs' subcommands are null.
   auto parsed = [](const CLI::App* sub) { return sub != nullptr && sub->parsed(); };
   if (parsed(s.fleet_run)) {
+    // The report's flags are checked before the first step: a bad one costs no night.
+    s.report.fleet_dir = s.run.out_dir;
+    s.report.cluster = s.run.cluster;
+    if (s.run_report) validate_report_options(s.report);
     const int rc = run_fleet(s.run, std::cout);
     if (!s.run_report || rc >= 128) return rc;
     s.report.fleet_dir = s.run.out_dir;
@@ -189,7 +193,7 @@ class OperatorCommand : public calibration::Command {
       add_check(app, s_);
       s_.check_cmd->footer(calibration::examples_footer({
           {"gpucal check results/ --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
-          {"gpucal check results/ --expect expectations/h100-sxm.json --junit check.xml", "against a given file, JUnit for CI"},
+          {"gpucal check results/ --expect expectations/h100_sxm.json --junit check.xml", "against a given file, JUnit for CI"},
       }));
       return s_.check_cmd;
     }

@@ -11,7 +11,8 @@ namespace gpucal::fleet {
 std::vector<std::string> Diagnosis::suspect_nodes() const {
   std::vector<std::string> names;
   for (const auto& s : suspects)
-    if (s.kind != "link" && s.kind != "group" && std::find(names.begin(), names.end(), s.subject) == names.end())
+    if (s.kind != "link" && s.kind != "group" && s.kind != "phase" &&
+        std::find(names.begin(), names.end(), s.subject) == names.end())
       names.push_back(s.subject);
   return names;
 }
@@ -235,9 +236,39 @@ bool DiagnosisOptions::ignored(const std::string& metric) const {
   return std::find(ignore_metrics.begin(), ignore_metrics.end(), metric) != ignore_metrics.end();
 }
 
+namespace {
+// A phase whose steps all failed or timed out measured nothing: a finding, so the run's exit
+// says so (a night whose links were never measured is not a healthy night).
+void diagnose_phases(const FleetDir& f, Diagnosis& d) {
+  if (!f.manifest.is_object() || !f.manifest.contains("steps") || !f.manifest["steps"].is_array()) return;
+  std::map<std::string, std::pair<int, int>> by_phase;  // phase -> (steps, ok)
+  std::map<std::string, std::string> first_failure;
+  for (const auto& s : f.manifest["steps"]) {
+    if (!s.is_object() || !s.contains("phase") || !s["phase"].is_string()) continue;
+    const std::string phase = s["phase"].get<std::string>();
+    const std::string status = s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "";
+    auto& [steps, ok] = by_phase[phase];
+    ++steps;
+    ok += status == "ok";
+    if (status != "ok" && !first_failure.count(phase)) {
+      std::string what = status.empty() ? "no status" : status;
+      if (s.contains("log") && s["log"].is_string()) what += " (" + s["log"].get<std::string>() + ")";
+      first_failure[phase] = what;
+    }
+  }
+  for (const auto& [phase, counts] : by_phase)
+    if (counts.second == 0 && phase != "node")  // a node step that failed names its node already
+      d.suspects.push_back({.subject = phase + " phase",
+                            .kind = "phase",
+                            .reason = "measured nothing: every one of its " + std::to_string(counts.first) +
+                                      " step(s) failed or timed out (first: " + first_failure[phase] + ")"});
+}
+}  // namespace
+
 Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {
   Diagnosis d;
   d.options = o;
+  for (const auto& m : o.ignore_metrics) check_metric_id("--ignore-metrics", m);
   if (!o.ignore_metrics.empty()) {
     std::string list;
     for (const auto& m : o.ignore_metrics) list += (list.empty() ? "" : ", ") + m;
@@ -247,6 +278,7 @@ Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {
   diagnose_nodes(f, e, d);
   diagnose_links(f, e, d);
   diagnose_groups(f, d);
+  diagnose_phases(f, d);
   int measured = 0;
   for (const auto& n : f.nodes) measured += !n.metrics.empty();
   if (measured < o.min_count)

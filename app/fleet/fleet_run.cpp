@@ -1,3 +1,4 @@
+#include "core/driver/flag_checks.h"
 #include "app/fleet/fleet_run.h"
 
 #include <cstdlib>
@@ -307,6 +308,10 @@ void validate(const FleetRunOptions& o) {
     throw std::invalid_argument("OUT_DIR: '" + o.out_dir + "' exists and is not an empty folder; a fleet run writes a new one");
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: expected auto, cuda, hip or host, got '" + o.backend + "'");
+  if (o.group_size == 1) throw std::invalid_argument("--groups: a group has at least 2 nodes, got 1 (0: no groups)");
+  if (!o.threads.empty() && o.threads != "all" &&
+      !check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
+    throw std::invalid_argument("--threads: expected a count from 1 to 1024 or 'all', got '" + o.threads + "'");
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "app/fleet/node_metrics.h"
 
+#include <algorithm>
+#include <regex>
 #include <stdexcept>
+
+#include "core/registry/registry.h"
 
 namespace gpucal::fleet {
 
@@ -32,6 +36,31 @@ MetricKind metric_kind(const std::string& id) {
   if (ends_with("_latency_us")) return {"us", Better::lower, true};
   if (ends_with("_gbps") || id.find("_gbps_n") != std::string::npos) return {"GB/s", Better::higher, true};
   return {};
+}
+
+namespace {
+// The fixed ids and the patterns of the numbered ones, for is_metric_id and its suggestions.
+const std::vector<std::string>& fixed_metric_ids() {
+  static const std::vector<std::string> ids{
+      "gemm_bf16_tflops", "gemm_fp16_tflops", "gemm_fp32_tflops", "gemm_tf32_tflops", "gemm_fp64_tflops",
+      "gemm_fp8_tflops",  "gemm_int8_tflops", "hbm_copy_gbps",    "p2p_bw_gbps",      "p2p_latency_us",
+      "internode_bw_gbps", "internode_latency_us", "allreduce_busbw_gbps_n8", "allreduce_busbw_gbps_n2_nodes2"};
+  return ids;
+}
+}  // namespace
+
+bool is_metric_id(const std::string& id) {
+  static const std::regex numbered(R"(allreduce_busbw_gbps_n[1-9][0-9]*(_nodes[1-9][0-9]*)?)");
+  const auto& fixed = fixed_metric_ids();
+  return std::find(fixed.begin(), fixed.end(), id) != fixed.end() || std::regex_match(id, numbered);
+}
+
+void check_metric_id(const std::string& what, const std::string& id) {
+  if (is_metric_id(id)) return;
+  std::vector<std::string> names = fixed_metric_ids();
+  names.back() = "allreduce_busbw_gbps_n<N>_nodes<M>";
+  names[names.size() - 2] = "allreduce_busbw_gbps_n<N>";
+  throw std::invalid_argument(what + ": " + registry::unknown_message("metric", id, names));
 }
 
 namespace {

@@ -58,4 +58,9 @@ struct MetricKind {
 };
 MetricKind metric_kind(const std::string& id);
 
+// Whether `id` is a metric gpucal measures (the ids above, any N and M); check_metric_id throws
+// std::invalid_argument "<what>: unknown metric 'x' (did you mean ...? metrics: ...)" otherwise.
+bool is_metric_id(const std::string& id);
+void check_metric_id(const std::string& what, const std::string& id);
+
 }  // namespace gpucal::fleet

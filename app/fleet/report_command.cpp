@@ -5,9 +5,12 @@
 #include <set>
 #include <sstream>
 
+#include "app/check/expectations.h"
 #include "app/common/calibration_json.h"
+#include "app/common/output_guard.h"
 #include "app/fleet/report.h"
 #include "app/fleet/schedule.h"
+#include "app/history/history_db.h"
 #include "app/history/history_record.h"
 #include "core/driver/flag_checks.h"
 #include "core/output/file_io.h"
@@ -15,6 +18,26 @@
 namespace gpucal::fleet {
 
 namespace fs = std::filesystem;
+
+void validate_report_options(const ReportOptions& options) {
+  ReportOptions o = options;
+  auto or_default = [&](std::string& path, const char* name) {
+    if (path.empty() && !o.fleet_dir.empty()) path = (fs::path(o.fleet_dir) / name).string();
+  };
+  or_default(o.markdown, "report.md");
+  or_default(o.html, "report.html");
+  or_default(o.json, "report.json");
+  or_default(o.junit, "report.junit.xml");
+  const DiagnosisOptions& d = o.diagnosis;
+  const bool expect_file = d.expect != "auto" && d.expect != "none";
+  calibration::refuse_outputs_over_inputs(
+      {{"--markdown", o.markdown}, {"--html", o.html}, {"--json", o.json}, {"--junit", o.junit}, {"--history", o.history}},
+      {.files = {expect_file ? d.expect : ""}, .folders = {o.fleet_dir}});
+  statistic_from_string(d.statistic);
+  for (const auto& m : d.ignore_metrics) check_metric_id("--ignore-metrics", m);
+  if (expect_file) check::read_expectations(d.expect);
+  if (!o.history.empty()) history::HistoryDb db(o.history);  // a corrupt or foreign file refused now, not after the night
+}
 
 int run_report(const ReportOptions& options, std::ostream& out) {
   ReportOptions o = options;
@@ -25,9 +48,7 @@ int run_report(const ReportOptions& options, std::ostream& out) {
   or_default(o.html, "report.html");
   or_default(o.json, "report.json");
   or_default(o.junit, "report.junit.xml");
-  for (const auto& [flag, path] : {std::pair{"--markdown", o.markdown}, {"--html", o.html}, {"--json", o.json}, {"--junit", o.junit}})
-    if (fs::path(path).filename() == "fleet.json" || fs::path(path).extension() == ".csv")
-      throw std::invalid_argument(std::string(flag) + ": '" + path + "' would overwrite what the report reads");
+  validate_report_options(o);
   const FleetDir f = load_fleet_dir(o.fleet_dir, statistic_from_string(o.diagnosis.statistic));
   const Diagnosis d = diagnose(f, o.diagnosis);
   write_file_atomic(o.markdown, report_markdown(f, d));

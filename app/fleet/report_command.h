@@ -17,6 +17,10 @@ struct ReportOptions {
 
 // Exit 1 when the report names a suspect node or link.
 int run_report(const ReportOptions& options, std::ostream& out);
+// Everything run_report would refuse, checked without reading the fleet folder's figures:
+// outputs over inputs, --statistic, --ignore-metrics, an --expect file, a --history file.
+// `gpucal fleet run` calls it before its first step, so a bad flag costs no night.
+void validate_report_options(const ReportOptions& options);
 
 struct ScheduleOptions {
   std::string nodes;  // counts "4,8,16,64", or names "a,b,c" (one schedule)

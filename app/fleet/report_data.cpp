@@ -96,6 +96,13 @@ std::vector<JUnitCase> report_junit(const FleetDir& f, const Diagnosis& d) {
       c.output += " (explained by a slow node)";
       c.failure.clear();
     }
+  // A phase that measured nothing is a failed case of its own.
+  for (const auto& s : d.suspects)
+    if (s.kind == "phase") {
+      JUnitCase c{"gpucal.fleet.phase", s.subject, "", "", s.reason};
+      c.failure = s.subject + ": " + s.reason;
+      cases.push_back(std::move(c));
+    }
   return cases;
 }
 

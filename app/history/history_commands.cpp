@@ -1,13 +1,16 @@
 #include "app/history/history_commands.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
 #include "app/common/calibration_json.h"
+#include "app/common/output_guard.h"
 #include "app/compare/compare_report.h"
 #include "app/fleet/junit.h"
 #include "app/history/history_record.h"
 #include "core/output/file_io.h"
+#include "core/registry/registry.h"
 
 namespace gpucal::history {
 
@@ -15,6 +18,9 @@ using fleet::format_value;
 
 int run_import(const std::string& history, const std::vector<std::string>& paths, const std::string& cluster,
                const fleet::DiagnosisOptions& options, std::ostream& out) {
+  const bool expect_file = options.expect != "auto" && options.expect != "none";
+  calibration::refuse_outputs_over_inputs({{"--history", history}},
+                                          {.files = {expect_file ? options.expect : ""}, .folders = paths});
   HistoryDb db(history);
   for (const auto& p : paths) out << "imported " << import_folder(db, p, cluster, options) << "\n";
   return 0;
@@ -23,6 +29,16 @@ int run_import(const std::string& history, const std::vector<std::string>& paths
 namespace {
 
 std::string short_time(const std::string& iso) { return iso.size() >= 16 ? iso.substr(0, 16) : iso; }
+
+// A --metric or --node that names nothing recorded is a typo, not an empty answer.
+void check_filter(const char* flag, const std::string& value, const std::vector<std::string>& recorded,
+                  const std::string& history) {
+  if (value.empty() || std::find(recorded.begin(), recorded.end(), value) != recorded.end()) return;
+  if (recorded.empty())
+    throw std::invalid_argument(std::string(flag) + ": " + history + " records no figures yet");
+  throw std::invalid_argument(std::string(flag) + ": " +
+                              registry::unknown_message(flag + 2, value, recorded) + " in " + history);
+}
 
 std::string change_text(const Trend& t) {
   if (!t.baseline) return "-";
@@ -34,7 +50,10 @@ std::string change_text(const Trend& t) {
 }  // namespace
 
 int run_show(const ShowOptions& o, std::ostream& out) {
-  HistoryDb db(o.history);
+  calibration::refuse_outputs_over_inputs({{"--html", o.html}}, {.files = {o.history}});
+  HistoryDb db(o.history, HistoryDb::Mode::read);
+  check_filter("--metric", o.metric, db.metrics(), o.history);
+  check_filter("--node", o.node, db.nodes(), o.history);
   const auto series = db.series(o.metric, o.node);
   if (series.empty()) {
     out << "no figures in " << o.history << (o.metric.empty() ? "" : " for metric " + o.metric)
@@ -73,7 +92,10 @@ int run_show(const ShowOptions& o, std::ostream& out) {
 }
 
 int run_regressions(const RegressionCommand& c, std::ostream& out) {
-  HistoryDb db(c.history);
+  calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}}, {.files = {c.history}});
+  HistoryDb db(c.history, HistoryDb::Mode::read);
+  check_filter("--metric", c.metric, db.metrics(), c.history);
+  check_filter("--node", c.node, db.nodes(), c.history);
   const std::vector<Trend> trends = analyse(db.series(c.metric, c.node), c.options);
   int regressions = 0;
   out << std::left << std::setw(30) << "metric" << std::setw(20) << "node" << std::setw(12) << "latest" << std::setw(12)
@@ -101,6 +123,14 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
       << c.options.k << ", minimum change " << format_value(100 * c.options.min_change) << "%)\n";
   if (!c.junit.empty()) write_file_atomic(c.junit, fleet::junit_xml("gpucal history regressions", cases));
   if (!c.json.empty()) calibration::write_json_file({{"trends", all}}, c.json);
+  // A gate that judged nothing fails closed: no series with a baseline to compare against.
+  const auto judged = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.note.empty(); });
+  if (judged == 0) {
+    write_stderr_line("gpucal: error: history regressions judged nothing: none of " + std::to_string(trends.size()) +
+                      " series in " + c.history + " has a latest figure and " + std::to_string(c.options.min_history) +
+                      " earlier ok run(s) to compare it with (the verdict column says why for each)");
+    return 1;
+  }
   return regressions > 0 ? 1 : 0;
 }
 

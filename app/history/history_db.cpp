@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <stdexcept>
+
+#include "core/output/file_io.h"
 
 namespace gpucal::history {
 
@@ -73,8 +76,18 @@ class Statement {
 
 }  // namespace
 
-HistoryDb::HistoryDb(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+HistoryDb::HistoryDb(const std::string& path, Mode mode) : path_(path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (mode == Mode::read && !exists)
+    throw std::invalid_argument("--history: '" + path +
+                                "' does not exist (give the file that gpucal history import or fleet report --history "
+                                "wrote)");
+  if (exists && !fs::is_regular_file(path, ec))
+    throw std::invalid_argument("--history: '" + path + "' is not a file");
+  const int flags = mode == Mode::read ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -82,15 +95,43 @@ HistoryDb::HistoryDb(const std::string& path) : path_(path) {
   }
   sqlite3_busy_timeout(db_, 10000);  // a second writer waits instead of failing at once
   try {
-    exec("PRAGMA foreign_keys = ON;");
-    exec(kSchema);
-    Statement version(db_, "SELECT value FROM meta WHERE key = 'history_schema_version'", path_);
-    if (version.step()) {
-      if (version.column_text(0) != std::to_string(kHistorySchemaVersion))
-        throw std::invalid_argument("--history: " + path + ": history_schema_version " + version.column_text(0) +
+    // What is there already: a gpucal history (its meta table and version), nothing (a new or
+    // empty file, write mode only), or another application's tables (refused, untouched).
+    char* error = nullptr;
+    int tables = 0;
+    const int rc = sqlite3_exec(
+        db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+        [](void* n, int, char** v, char**) { *static_cast<int*>(n) = v[0] ? std::atoi(v[0]) : 0; return 0; }, &tables,
+        &error);
+    if (rc != SQLITE_OK) {
+      const std::string why = error ? error : "unknown error";
+      sqlite3_free(error);
+      throw std::invalid_argument("--history: '" + path + "' is not a gpucal history file (" + why + ")");
+    }
+    std::string version;
+    if (tables > 0) {
+      Statement has_meta(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", path_);
+      if (has_meta.step() && has_meta.column_integer(0) == 1) {
+        Statement v(db_, "SELECT value FROM meta WHERE key = 'history_schema_version'", path_);
+        if (v.step()) version = v.column_text(0);
+      }
+      if (version.empty())
+        throw std::invalid_argument("--history: '" + path + "' is an SQLite file of another application (" +
+                                    std::to_string(tables) +
+                                    " table(s), no gpucal history_schema_version); give a gpucal history file or a "
+                                    "new path");
+      if (version != std::to_string(kHistorySchemaVersion))
+        throw std::invalid_argument("--history: " + path + ": history_schema_version " + version +
                                     ", this gpucal reads " + std::to_string(kHistorySchemaVersion));
-    } else {
-      exec("INSERT INTO meta(key, value) VALUES('history_schema_version', '" + std::to_string(kHistorySchemaVersion) + "');");
+    } else if (mode == Mode::read) {
+      throw std::invalid_argument("--history: '" + path + "' holds no gpucal history (an empty SQLite file)");
+    }
+    if (mode == Mode::write) {
+      exec("PRAGMA foreign_keys = ON;");
+      exec(kSchema);
+      if (version.empty())
+        exec("INSERT INTO meta(key, value) VALUES('history_schema_version', '" + std::to_string(kHistorySchemaVersion) +
+             "');");
     }
   } catch (...) {
     sqlite3_close(db_);
@@ -119,10 +160,17 @@ int64_t HistoryDb::record(const RunRecord& run, const std::vector<Measurement>& 
     const int64_t id = sqlite3_last_insert_rowid(db_);
     Statement insert(db_, "INSERT OR REPLACE INTO measurements(run_id, node, metric, value, unit, status) VALUES(?1, ?2, ?3, ?4, ?5, ?6)", path_);
     for (const auto& m : rows) insert.integer(1, id).text(2, m.node).text(3, m.metric).number(4, m.value).text(5, m.unit).text(6, m.status).run();
-    exec("COMMIT;");
+    if (sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr) != SQLITE_OK)
+      throw WriteError("--history: cannot write '" + path_ + "': " + sqlite3_errmsg(db_) +
+                       "; the history is as it was before this run");
     return id;
+  } catch (const std::invalid_argument& e) {
+    // A failed statement inside the transaction is a failed write (a full disk, a read-only
+    // file), not bad input; SQLite may have rolled back already, and then there is nothing to end.
+    if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    throw WriteError(std::string(e.what()) + "; the history is as it was before this run");
   } catch (...) {
-    exec("ROLLBACK;");
+    if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     throw;
   }
 }
@@ -147,5 +195,17 @@ std::map<SeriesKey, std::vector<SeriesPoint>> HistoryDb::series(const std::strin
         {q.column_integer(2), q.column_text(3), q.column_number(4), q.column_text(5), q.column_text(6)});
   return out;
 }
+
+namespace {
+std::vector<std::string> distinct(sqlite3* db, const std::string& column, const std::string& path) {
+  Statement q(db, "SELECT DISTINCT " + column + " FROM measurements ORDER BY " + column, path);
+  std::vector<std::string> out;
+  while (q.step()) out.push_back(q.column_text(0));
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> HistoryDb::metrics() const { return distinct(db_, "metric", path_); }
+std::vector<std::string> HistoryDb::nodes() const { return distinct(db_, "node", path_); }
 
 }  // namespace gpucal::history

@@ -38,9 +38,13 @@ using SeriesKey = std::pair<std::string, std::string>;  // (metric, node)
 
 class HistoryDb {
  public:
-  // Opens (creating the file and tables when absent); throws std::invalid_argument naming the
-  // file when it cannot be opened or is not a gpucal history.
-  explicit HistoryDb(const std::string& path);
+  // write: opens for recording, creating the file and tables when absent; read: opens an
+  // existing history read-only and creates or alters nothing (the reading verbs: show,
+  // regressions). Throws std::invalid_argument naming the file when it cannot be opened, does
+  // not exist (read), or is not a gpucal history: another application's SQLite file is refused
+  // in both modes, never given gpucal's tables.
+  enum class Mode { write, read };
+  explicit HistoryDb(const std::string& path, Mode mode = Mode::write);
   ~HistoryDb();
   HistoryDb(const HistoryDb&) = delete;
   HistoryDb& operator=(const HistoryDb&) = delete;
@@ -50,6 +54,9 @@ class HistoryDb {
   std::vector<RunRecord> runs() const;
   // Every (metric, node) series in run time order; empty filters match everything.
   std::map<SeriesKey, std::vector<SeriesPoint>> series(const std::string& metric, const std::string& node) const;
+  // The metrics and nodes recorded, sorted (to check a --metric or --node against).
+  std::vector<std::string> metrics() const;
+  std::vector<std::string> nodes() const;
 
  private:
   void exec(const std::string& sql) const;

@@ -1,3 +1,4 @@
+#include "app/common/output_guard.h"
 #include "app/import/import_command.h"
 
 #include <CLI/CLI.hpp>
@@ -45,6 +46,7 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
 int ImportCommand::run() {
   namespace fs = std::filesystem;
   // The same log twice would import every row twice under one point key.
+  calibration::refuse_outputs_over_inputs({{"--out", out_dir_}}, {.files = logs_});
   std::set<fs::path> seen;
   for (const auto& log : logs_)
     if (!seen.insert(fs::weakly_canonical(fs::absolute(log))).second)

@@ -84,6 +84,57 @@ TEST_F(History, ShortHistoryGivesNoVerdict) {
 TEST_F(History, AFileThatIsNotAHistoryIsRefused) {
   { std::ofstream(path_) << "not sqlite at all, just text that is long enough to be read as a header......"; }
   EXPECT_THROW(HistoryDb db(path_), std::invalid_argument);
+  EXPECT_THROW(HistoryDb db(path_, HistoryDb::Mode::read), std::invalid_argument);
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// Reading never creates or alters: a misspelt path is refused and no file appears.
+TEST_F(History, ReadingAPathThatDoesNotExistCreatesNothing) {
+  try {
+    HistoryDb db(path_, HistoryDb::Mode::read);
+    ADD_FAILURE() << "opened a history that does not exist";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path_));
+}
+
+// Another application's SQLite file is refused by every mode and left byte for byte.
+TEST_F(History, AnotherApplicationsSqliteFileIsRefusedAndUntouched) {
+  {
+    HistoryDb db(path_);  // a real SQLite file, then replaced by another application's tables
+  }
+  fs::remove(path_);
+  const std::string make = "sqlite3 " + path_ + " 'CREATE TABLE notes(id INTEGER, text TEXT); INSERT INTO notes VALUES(1, \"x\");'";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "no sqlite3 program to make another application's file";
+  const std::string before = bytes_of(path_);
+  for (const auto mode : {HistoryDb::Mode::read, HistoryDb::Mode::write}) {
+    try {
+      HistoryDb db(path_, mode);
+      ADD_FAILURE() << "opened another application's SQLite file";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("another application"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(bytes_of(path_), before);
+}
+
+// Read mode opens a real history and sees what was recorded, without writing.
+TEST_F(History, ReadModeSeesTheRecordedFiguresAndNames) {
+  {
+    HistoryDb db(path_);
+    record_series(db, {700, 710});
+  }
+  const std::string before = bytes_of(path_);
+  HistoryDb db(path_, HistoryDb::Mode::read);
+  EXPECT_EQ(db.runs().size(), 2u);
+  EXPECT_EQ(db.metrics(), (std::vector<std::string>{"gemm_bf16_tflops", "node_status"}));
+  EXPECT_EQ(db.nodes(), std::vector<std::string>{"n1"});
+  EXPECT_EQ(bytes_of(path_), before);
 }
 
 }  // namespace
