@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 
+#include "app/common/calibration_json.h"
 #include "core/output/file_io.h"
+#include "core/output/strict_json.h"
 
 #ifndef GPUCAL_SOURCE_EXPECTATIONS_DIR
 #define GPUCAL_SOURCE_EXPECTATIONS_DIR ""
@@ -120,10 +123,14 @@ Expectations read_expectations(const std::string& path) {
   std::ifstream in(path);
   if (!in) invalid(path, "cannot be opened");
   json doc;
+  std::stringstream text;
+  text << in.rdbuf();
   try {
-    doc = json::parse(in);
+    doc = parse_json_unique_keys(text.str());  // a key given twice: which figure is meant?
   } catch (const json::exception& x) {
-    invalid(path, std::string("malformed JSON: ") + x.what());
+    invalid(path, "malformed JSON: " + calibration::json_parse_error_text(x));
+  } catch (const DuplicateKeyError& x) {
+    invalid(path, x.what());
   }
   return parse_expectations(doc, path);
 }

@@ -79,6 +79,17 @@ json build_calibration(const ResultsDir& results) {
 
 void write_json_file(const json& document, const std::string& path) { write_file_atomic(path, document.dump(2) + "\n"); }
 
+std::string json_parse_error_text(const std::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto close = text.find("] ");
+    if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  for (const char* lead : {"parse error at ", "parse error: "})
+    if (text.rfind(lead, 0) == 0) text.erase(0, std::string(lead).size());
+  return text;
+}
+
 json read_calibration_file(const std::string& path) {
   if (const std::string why = not_a_regular_file(path); !why.empty()) throw std::runtime_error(path + ": " + why);
   std::ifstream in(path);
@@ -89,7 +100,7 @@ json read_calibration_file(const std::string& path) {
   try {
     doc = parse_json_unique_keys(text.str());
   } catch (const json::exception& e) {
-    throw std::runtime_error(path + ": malformed JSON: " + e.what());
+    throw std::runtime_error(path + ": malformed JSON: " + json_parse_error_text(e));
   } catch (const DuplicateKeyError& e) {
     throw std::runtime_error(path + ": " + e.what());
   }

@@ -20,4 +20,8 @@ void write_json_file(const nlohmann::json& document, const std::string& path);
 // naming the file and the JSON path, std::runtime_error for unreadable or malformed JSON.
 nlohmann::json read_calibration_file(const std::string& path);
 
+// A JSON parse error in words, without the library's "[json.exception.parse_error.101] parse
+// error at" prefix: "line 1, column 2: syntax error while parsing value - invalid literal".
+std::string json_parse_error_text(const std::exception& e);
+
 }  // namespace gpucal::calibration

@@ -1,10 +1,13 @@
 #include "app/common/results_dir.h"
+#include "app/common/calibration_json.h"
 #include "core/output/file_io.h"
+#include "core/output/strict_json.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace gpucal::calibration {
@@ -114,10 +117,14 @@ BenchResults load_bench(const std::string& bench, const fs::path& csv, const std
     if (const std::string why = not_a_regular_file(sidecar.string()); !why.empty())
       throw std::runtime_error(sidecar.string() + ": " + why);
     std::ifstream in(sidecar);
+    std::stringstream text;
+    text << in.rdbuf();
     try {
-      results.sidecar = nlohmann::json::parse(in);
+      results.sidecar = parse_json_unique_keys(text.str());
     } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(sidecar.string() + ": malformed JSON: " + e.what());
+      throw std::runtime_error(sidecar.string() + ": malformed JSON: " + json_parse_error_text(e));
+    } catch (const DuplicateKeyError& e) {
+      throw std::runtime_error(sidecar.string() + ": " + e.what());
     }
   }
   const fs::path samples = stem + ".samples.csv" + suffix;

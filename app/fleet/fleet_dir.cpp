@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "app/common/calibration_json.h"
 #include "app/common/results_dir.h"
 #include "core/output/file_io.h"
 
@@ -32,10 +33,27 @@ json read_manifest(const fs::path& file) {
   try {
     doc = json::parse(in);
   } catch (const json::exception& e) {
-    throw std::invalid_argument(file.string() + ": malformed JSON: " + e.what());
+    throw std::invalid_argument(file.string() + ": malformed JSON: " + calibration::json_parse_error_text(e));
   }
-  if (!doc.is_object() || doc.value("fleet_schema_version", 0) != kFleetSchemaVersion)
+  if (!doc.is_object() || !doc.contains("fleet_schema_version") || !doc["fleet_schema_version"].is_number_integer() ||
+      doc["fleet_schema_version"] != kFleetSchemaVersion)
     throw std::invalid_argument(file.string() + ": fleet_schema_version must be " + std::to_string(kFleetSchemaVersion));
+  // The parts the report reads, each of the type it reads: one line naming the field, never the
+  // JSON library's type error.
+  auto bad = [&](const std::string& what) { throw std::invalid_argument(file.string() + ": " + what); };
+  for (const char* list : {"nodes", "steps"}) {
+    if (!doc.contains(list)) continue;
+    if (!doc[list].is_array()) bad(std::string("'") + list + "' must be an array of objects");
+    for (std::size_t i = 0; i < doc[list].size(); ++i) {
+      const json& item = doc[list][i];
+      const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+      if (!item.is_object()) bad(where + " must be an object");
+      for (const char* key : {"name", "status", "detail", "phase", "log"})
+        if (item.contains(key) && !item[key].is_string()) bad(where + "." + key + " must be a string");
+    }
+  }
+  for (const char* key : {"start_time", "suite", "cluster", "launcher", "git_commit"})
+    if (doc.contains(key) && !doc[key].is_string()) bad(std::string("'") + key + "' must be a string");
   return doc;
 }
 

@@ -168,6 +168,7 @@ RunIdentity identity_of(const ResultsDir& results) {
   RunIdentity id;
   auto fill = [](std::string& field, const nlohmann::json& j, const char* a, const char* b) {
     if (!field.empty() || !j.is_object() || !j.contains(a)) return;
+    if (b && !j[a].is_object()) return;  // a sidecar's "device" that is not an object names nothing
     const nlohmann::json& v = b ? j[a].value(b, nlohmann::json()) : j[a];
     if (v.is_string()) field = v.get<std::string>();
   };

@@ -95,6 +95,20 @@ CASES = [
     (['import', L, '--out', '{OUT}'], '--out', [L]),
 ]
 inputs = [R, F, E, H, L]
+pristine = os.path.join(WORK, 'pristine')
+os.makedirs(pristine)
+for p in inputs:
+    (shutil.copytree if os.path.isdir(p) else shutil.copy)(p, os.path.join(pristine, os.path.basename(p)))
+
+
+def restore():
+    """Puts every input back as it was (a case that overwrote one must not spoil the next)."""
+    for p in inputs:
+        shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else (os.path.exists(p) and os.remove(p))
+        (shutil.copytree if os.path.isdir(os.path.join(pristine, os.path.basename(p))) else shutil.copy)(
+            os.path.join(pristine, os.path.basename(p)), p)
+
+
 cases = 0
 for words, flag, targets in CASES:
     for target in targets:
@@ -110,6 +124,8 @@ for words, flag, targets in CASES:
         after = digest_tree(inputs)
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         check(not changed, f"{label}: inputs changed: {changed}")
+        if changed or any(not os.path.exists(i) for i in inputs):
+            restore()
 print(f"{cases} output-over-input cases refused with the inputs untouched" if not failures else "")
 
 # Gates that checked nothing exit non-zero.

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Table-driven bad-input test: runs every case of a table (bad_inputs.txt) and checks that
 the program refused it the documented way: the expected exit code, exactly one line of its
-own on stderr containing the expected fragment, no crash (signal), no sanitizer report and
-no hang (a per-case timeout). A case that exits 0 is a silent accept, a failure.
+own on stderr containing the expected fragment, no library's own text in it (LIBRARY_TEXT:
+json.exception, std::, stoi, Could not convert, status '...), no crash (signal), no sanitizer
+report and no hang (a per-case timeout). A case that exits 0 is a silent accept, a failure.
 
 Table lines:  EXIT | PROGRAM | STDERR FRAGMENT | ARGUMENTS (shell words)
 PROGRAM is bench_gemm, bench_attention, bench_collectives, bench_p2p, bench_memory, gpucal, or
@@ -33,6 +34,10 @@ import tempfile
 
 TIMEOUT_S = 60
 SANITIZER = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehaviorSanitizer")
+# A library's own words instead of the problem's: nlohmann::json's, the C++ library's, CLI11's,
+# std::filesystem's ("status 'x': ..."). Every message names the file, field or flag itself.
+LIBRARY_TEXT = ("json.exception", "std::", "stoi", "stod", "Could not convert", "status '", "basic_string",
+                "bad_alloc", "what():")
 
 
 def unescape(text):
@@ -234,6 +239,9 @@ def run_case(case, opts, bases):
         problems.append(f"stderr line does not start with '{program}: '")
     if case["fragment"] not in proc.stderr:
         problems.append(f"stderr lacks {case['fragment']!r}")
+    leaked = [t for t in LIBRARY_TEXT if t in proc.stderr]
+    if leaked:
+        problems.append(f"a library's text instead of the problem's: {', '.join(leaked)}")
     shutil.rmtree(tmp, ignore_errors=True)
     if problems:
         return f"FAIL {where}: {'; '.join(problems)}\n    stderr: {proc.stderr.strip()[-1500:]!r}"
