@@ -81,6 +81,27 @@ std::string suggest_flag(const CLI::App& sub, const std::vector<std::string>& ar
   return "";
 }
 
+// CLI11's "Could not convert: --micro-batch = 1G" as one line naming the flag and what it takes.
+std::string conversion_message(const CLI::App& app, const std::string& what) {
+  const std::string lead = "Could not convert: ";
+  const auto eq = what.find(" = ");
+  if (what.rfind(lead, 0) != 0 || eq == std::string::npos) return what;
+  const std::string flag = what.substr(lead.size(), eq - lead.size()), value = what.substr(eq + 3);
+  std::string type;
+  std::vector<const CLI::App*> apps{&app};
+  for (std::size_t i = 0; i < apps.size(); ++i) {
+    for (const CLI::App* sub : apps[i]->get_subcommands()) apps.push_back(sub);
+    if (!apps[i]->parsed() && apps[i] != &app) continue;
+    for (const CLI::Option* o : apps[i]->get_options())
+      for (const auto& name : o->get_lnames())
+        if ("--" + name == flag) type = o->get_type_name();
+  }
+  const std::string expected = type == "INT" || type == "UINT" ? "an integer that fits the flag"
+                               : type == "FLOAT"                ? "a number"
+                                                                : "a value of its kind (see --help)";
+  return flag + ": expected " + expected + ", got '" + value + "'";
+}
+
 int parse(CLI::App& app, int argc, char** argv, const std::vector<std::string>& args) {
   if (const std::string why = gpucal::missing_option_value(app, argc, argv); !why.empty()) {
     gpucal::write_stderr_line("gpucal: error: " + why);
@@ -92,6 +113,7 @@ int parse(CLI::App& app, int argc, char** argv, const std::vector<std::string>& 
     return app.exit(e);  // --help
   } catch (const CLI::ParseError& e) {
     std::string line = e.what();
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) line = conversion_message(app, line);
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
       for (const CLI::App* sub : app.get_subcommands()) {
         while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();  // `fleet report`: report's flags

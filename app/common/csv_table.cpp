@@ -151,8 +151,12 @@ std::optional<double> CsvTable::get_optional_double(std::size_t row, const std::
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE || std::isnan(value))
+  if (end != text.c_str() + text.size() || std::isnan(value))
     fail_field(row, column, "'" + text + "' is not a number");
+  if (errno == ERANGE)  // strtod's overflow, or an underflow to a subnormal or zero
+    fail_field(row, column, "'" + text + "' is out of range (" +
+                                (std::fabs(value) > 1 ? "beyond the largest double" : "too small to hold in a double") +
+                                ")");
   return value;
 }
 

@@ -298,8 +298,17 @@ ImportSummary write_imported_results(const std::vector<ImportedRun>& runs, const
                                           command_line, &ImportedRun::collectives, collective_row);
     summary.p2p_rows =
         write_bench(staging.string(), "p2p", p2p_columns(), runs, command_line, &ImportedRun::p2p, p2p_row);
-    if (fs::exists(target)) fs::remove(target);  // empty, checked above
-    fs::rename(staging, target);
+    // rename(2) replaces an empty folder in one step and refuses a non-empty one: another
+    // import that finished first into the same --out wins, and this one writes nothing.
+    std::error_code renamed;
+    fs::rename(staging, target, renamed);
+    if (renamed == std::errc::directory_not_empty || renamed == std::errc::file_exists) {
+      fs::remove_all(staging, ignored);
+      throw std::runtime_error("--out " + out_dir +
+                               ": another gpucal import wrote it while this one ran; it is not empty now, and this "
+                               "import wrote nothing (give a new --out)");
+    }
+    if (renamed) throw fs::filesystem_error("rename", staging, target, renamed);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(staging, ignored);
     throw std::runtime_error("--out " + out_dir + ": " + filesystem_error_text(e));

@@ -265,7 +265,7 @@ Completeness completeness(const RunRecord& r) {
   }
   if (ok_rows == 0) {
     c.bench_failed = true;
-    c.missing.push_back("no bench measured anything");
+    c.missing.insert(c.missing.begin(), "measured nothing (no bench wrote an ok row)");
   }
   if (r.calibration.is_null() && ok_rows > 0)
     c.missing.push_back("no calibration.json" + (r.fit_error.empty() ? std::string() : " (" + r.fit_error + ")"));

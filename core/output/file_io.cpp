@@ -156,14 +156,35 @@ std::string not_a_regular_file(const std::string& path) {
 }  // namespace gpucal
 
 namespace gpucal {
+namespace {
+// A path as a message shows it: whole up to 120 characters, else its start, its length and its end.
+std::string shown_path(const std::string& path) {
+  if (path.size() <= 120) return "'" + path + "'";
+  return "'" + path.substr(0, 40) + "..." + path.substr(path.size() - 40) + "' (" + std::to_string(path.size()) +
+         " characters)";
+}
+}  // namespace
+
 std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
   std::string what = e.what();
   const std::string prefix = "filesystem error: ", reason = e.code().message();
   if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
   const auto cut = what.find(": " + reason);
-  std::string text = what.substr(0, cut);  // the operation: "cannot create directories"
-  if (!e.path1().empty()) text += " '" + e.path1().string() + "'";
-  if (!e.path2().empty()) text += " and '" + e.path2().string() + "'";
-  return text + ": " + reason;
+  std::string op = what.substr(0, cut);  // the library's operation: "status", "cannot create directories"
+  // The library's function names in words: what gpucal was doing with the path.
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"status", "cannot read"}, {"symlink_status", "cannot read"}, {"directory_iterator::directory_iterator", "cannot list"},
+      {"recursive_directory_iterator::recursive_directory_iterator", "cannot list"}, {"canonical", "cannot resolve"},
+      {"weakly_canonical", "cannot resolve"}, {"file_size", "cannot read the size of"}, {"remove", "cannot remove"},
+      {"remove_all", "cannot remove"}, {"rename", "cannot rename"}, {"copy_file", "cannot copy"}};
+  for (const auto& [name, words] : kWords)
+    if (op == name) op = words;
+  std::string text = op;
+  if (!e.path1().empty()) text += " " + shown_path(e.path1().string());
+  if (!e.path2().empty()) text += " to " + shown_path(e.path2().string());
+  std::string why = reason;
+  if (e.code() == std::errc::too_many_symbolic_link_levels) why += " (a symbolic link that leads back to itself)";
+  if (e.code() == std::errc::filename_too_long) why += " (a name longer than the file system allows)";
+  return text + ": " + why;
 }
 }  // namespace gpucal

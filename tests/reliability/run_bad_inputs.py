@@ -13,6 +13,7 @@ ARGUMENTS may hold placeholders, expanded per case in a fresh folder:
   {file:NAME=TEXT}        writes TEXT (\\n, \\t, \\xNN escapes) to {tmp}/NAME, gives its path
   {dir:NAME|FILE=TEXT|...} a folder {tmp}/NAME holding each FILE with its TEXT (escapes as above),
                           gives the folder's path
+  {link:NAME=TARGET}      a symbolic link {tmp}/NAME to TARGET (itself: a loop), gives its path
   {calib:EDITS}           a copy of a valid calibration.json with EDITS applied; EDITS are
                           ';'-separated  /json/pointer=JSON  or  -/json/pointer (delete)
   {results:EDITS}         a copy of a valid results folder with EDITS: FILE.csv:ROW:COLUMN=TEXT
@@ -127,6 +128,11 @@ def expand(args, tmp, bases):
                 with open(os.path.join(folder, fname), "wb") as f:
                     f.write(unescape(text))
             return folder
+        if kind == "link":
+            name, target = body.split("=", 1)
+            path = os.path.join(tmp, name)
+            os.symlink(target, path)
+            return path
         if kind == "calib":
             doc = json.loads(json.dumps(bases.calibration_doc))
             for edit in body.split(";"):
@@ -146,13 +152,13 @@ def expand(args, tmp, bases):
     def expand_word(word):
         text, saved = protect(word)
         for k, ph in enumerate(saved):
-            m = re.match(r"\{(tmp|file|dir|calib|results)(?::(.*))?\}$", ph, re.S)
+            m = re.match(r"\{(tmp|file|dir|link|calib|results)(?::(.*))?\}$", ph, re.S)
             saved[k] = one(m)
         return restore(text, saved)
     return [expand_word(a) for a in args]
 
 
-PLACEHOLDER = re.compile(r"\{(tmp\}|file:|dir:|calib:|results:)")
+PLACEHOLDER = re.compile(r"\{(tmp\}|file:|dir:|link:|calib:|results:)")
 
 
 def protect(text):
