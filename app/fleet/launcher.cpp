@@ -134,6 +134,14 @@ std::string mpi_command(const Launcher& l, const std::vector<std::string>& hosts
   return inner;
 }
 
+std::string private_tmpdir_variable(const Launcher& l) {
+  // orte_tmpdir_base, the base of every process's session folder (mpirun passes it on to its
+  // ranks; orte_local_tmpdir_base would reach them beside it, which Open MPI refuses). Only for
+  // the local launcher, where every step's processes are on this host: with the mpirun launcher
+  // the remote daemons would make the same path on every node. MPICH ignores it.
+  return l.kind == Launcher::Kind::local ? "OMPI_MCA_orte_tmpdir_base" : "";
+}
+
 std::string probe_command(const Launcher& l, const std::string& host) { return single_command(l, host, "true"); }
 
 }  // namespace gpucal::fleet

@@ -35,6 +35,11 @@ std::string single_command(const Launcher& l, const std::string& host, const std
 // An MPI job with `ranks_per_node` ranks on each of `hosts`.
 std::string mpi_command(const Launcher& l, const std::vector<std::string>& hosts, int ranks_per_node,
                         const std::string& inner);
+// The variable a step of this launcher needs pointed at a private folder (Step::
+// private_tmpdir_variable): Open MPI's session-folder base for the local launcher (its steps'
+// mpiruns start at once on this host), none for slurm and mpirun (one mpirun per node and round
+// on each node; the launching host's own race is a known limit, docs/operators.md).
+std::string private_tmpdir_variable(const Launcher& l);
 // Does `host` still answer? (`true` on it)
 std::string probe_command(const Launcher& l, const std::string& host);
 

@@ -9,7 +9,12 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "app/fleet/robust_stats.h"
 
@@ -30,12 +35,30 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 struct Running {
   pid_t pid = 0;
+  std::string private_tmpdir;  // removed when the step ends
   Clock::time_point start, term_sent, kill_sent;
   bool terminated = false, killed = false, done = false;
   double deadline_s = 0;
 };
 
-pid_t spawn(const Step& step) {
+// A fresh folder for the step's private_tmpdir_variable ("" when none is asked for or none can
+// be made: the step then runs as it would without).
+std::string make_private_tmpdir(const Step& step) {
+  if (step.private_tmpdir_variable.empty()) return "";
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base && *base ? base : "/tmp") + "/gpucal-step.XXXXXX";
+  return ::mkdtemp(templ.data()) ? templ : "";
+}
+
+pid_t spawn(const Step& step, const std::string& private_tmpdir) {
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e)
+    if (private_tmpdir.empty() || std::strncmp(*e, (step.private_tmpdir_variable + "=").c_str(), step.private_tmpdir_variable.size() + 1) != 0)
+      env_text.emplace_back(*e);
+  if (!private_tmpdir.empty()) env_text.push_back(step.private_tmpdir_variable + "=" + private_tmpdir);
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
@@ -47,7 +70,7 @@ pid_t spawn(const Step& step) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   const char* argv[] = {"sh", "-c", step.command.c_str(), nullptr};
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, "/bin/sh", &files, &attr, const_cast<char* const*>(argv), environ);
+  const int rc = ::posix_spawn(&pid, "/bin/sh", &files, &attr, const_cast<char* const*>(argv), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&files);
   return rc == 0 ? pid : -1;
@@ -108,7 +131,8 @@ std::vector<StepOutcome> run_steps(const std::vector<Step>& steps, const std::op
   for (std::size_t i = 0; i < steps.size(); ++i) {
     run[i].start = Clock::now();
     run[i].deadline_s = steps[i].timeout_s;
-    run[i].pid = g_stop_signal ? -1 : spawn(steps[i]);
+    run[i].private_tmpdir = g_stop_signal ? "" : make_private_tmpdir(steps[i]);
+    run[i].pid = g_stop_signal ? -1 : spawn(steps[i], run[i].private_tmpdir);
     if (run[i].pid < 0) run[i].done = true, out[i].interrupted = g_stop_signal != 0;
   }
   for (bool any_alive = true; any_alive;) {
@@ -133,6 +157,11 @@ std::vector<StepOutcome> run_steps(const std::vector<Step>& steps, const std::op
     if (stragglers) apply_straggler_rule(run, out, *stragglers);
     if (any_alive) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  for (const Running& r : run)
+    if (!r.private_tmpdir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(r.private_tmpdir, ec);  // best effort: a leftover is an empty folder in /tmp
+    }
   return out;
 }
 

@@ -15,6 +15,12 @@ struct Step {
   std::string command;
   std::string log_path;
   double timeout_s = 600;
+  // Not empty: an environment variable the step gets, naming a folder of its own (made under
+  // $TMPDIR or /tmp before it starts, removed when it ends). Open MPI 4's mpirun builds its
+  // session folder /tmp/ompi.HOST.UID with a check-then-mkdir that two mpiruns starting at once
+  // race on ("mkdir ... File exists", orte_init fails): concurrent steps on one host each get
+  // their own (launcher.h: private_tmpdir_variable).
+  std::string private_tmpdir_variable;
 };
 
 struct StepOutcome {

@@ -49,8 +49,20 @@ check(os.path.isfile(os.path.join(out, 'fleet', 'collectives.csv')), 'fleet/coll
 for g in ('g1', 'g2'):
     check(os.path.isfile(os.path.join(out, 'fleet', 'groups', g, 'collectives.csv')), f'fleet/groups/{g} missing')
 steps = manifest['steps']
+
+
+def step_log(s):
+    # A failed step's log: what failed, so a rare failure can be told from a flaky machine.
+    path = os.path.join(out, s.get('log') or '')
+    try:
+        return f"{s['phase']} {s['nodes']}: {s.get('detail', '')}\n" + open(path, errors='replace').read()[-3000:]
+    except OSError:
+        return f"{s['phase']} {s['nodes']}: {s.get('detail', '')} (no log at {path})"
+
+
 check(sum(s['phase'] == 'link' for s in steps) == 8 and all(s['status'] == 'ok' for s in steps),
-      f"steps: {[(s['phase'], s['nodes'], s['status']) for s in steps]}")
+      f"steps: {[(s['phase'], s['nodes'], s['status']) for s in steps]}\n" +
+      '\n'.join(step_log(s) for s in steps if s['status'] != 'ok'))
 report = json.load(open(os.path.join(out, 'report.json')))
 gemm = [t for t in report['node_metrics'] if t['metric'] == 'gemm_fp32_tflops']
 check(gemm and len(gemm[0]['rows']) == 4, 'report has no GEMM row per node')

@@ -57,6 +57,40 @@ TEST(StepPool, AStragglerIsStoppedOnceTheOthersEnded) {
   EXPECT_FALSE(r[0].timed_out);
 }
 
+// Each step gets a folder of its own in the variable it names (two mpiruns starting at once
+// otherwise race on one session folder), with every other variable kept; the folders are
+// removed when the steps end.
+TEST(StepPool, EachStepGetsItsOwnPrivateFolderRemovedAfterwards) {
+  ::setenv("GPUCAL_TEST_PRIVATE_DIR", "inherited", 1);
+  const auto r = run_steps({{"test -d \"$GPUCAL_TEST_PRIVATE_DIR\" && echo \"$GPUCAL_TEST_PRIVATE_DIR $HOME\"", log_file("p1"), 30,
+                             "GPUCAL_TEST_PRIVATE_DIR"},
+                            {"test -d \"$GPUCAL_TEST_PRIVATE_DIR\" && echo \"$GPUCAL_TEST_PRIVATE_DIR $HOME\"", log_file("p2"), 30,
+                             "GPUCAL_TEST_PRIVATE_DIR"},
+                            {"echo \"$GPUCAL_TEST_PRIVATE_DIR\"", log_file("p3"), 30}});
+  ::unsetenv("GPUCAL_TEST_PRIVATE_DIR");
+  auto first_line = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  ASSERT_EQ(r[0].status, 0);
+  ASSERT_EQ(r[1].status, 0);
+  const std::string a = first_line(log_file("p1")), b = first_line(log_file("p2"));
+  const std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  EXPECT_NE(a.find("gpucal-step."), std::string::npos) << a;
+  EXPECT_NE(a.substr(0, a.find(' ')), b.substr(0, b.find(' ')));
+  EXPECT_EQ(a.substr(a.find(' ') + 1), home);
+  EXPECT_FALSE(fs::exists(a.substr(0, a.find(' ')))) << "left behind";
+  EXPECT_EQ(first_line(log_file("p3")), "inherited");
+  Launcher slurm, mpirun, local;
+  mpirun.kind = Launcher::Kind::mpirun;
+  local.kind = Launcher::Kind::local;
+  EXPECT_EQ(private_tmpdir_variable(slurm), "");
+  EXPECT_EQ(private_tmpdir_variable(mpirun), "");
+  EXPECT_EQ(private_tmpdir_variable(local), "OMPI_MCA_orte_tmpdir_base");
+}
+
 TEST(Launcher, CommandsForEachLauncher) {
   Launcher slurm;
   const std::string one = single_command(slurm, "n1", "x");
