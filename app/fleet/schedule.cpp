@@ -41,12 +41,13 @@ namespace {
 
 NodePair ordered(int x, int y) { return x < y ? NodePair{x, y} : NodePair{y, x}; }
 
-// Circle method over `order` (node indices); a bye slot pads an odd count.
-std::vector<Round> circle(const std::vector<int>& order) {
+// Circle method over `order` (node indices), its first `limit` rounds (all when limit < 0); a bye
+// slot pads an odd count.
+std::vector<Round> circle(const std::vector<int>& order, int limit = -1) {
   const int n = static_cast<int>(order.size());
   const int m = n + (n % 2);  // slot m-1 is a bye when n is odd
   std::vector<Round> rounds;
-  for (int r = 0; r < m - 1; ++r) {
+  for (int r = 0; r < m - 1 && (limit < 0 || r < limit); ++r) {
     Round round;
     auto add = [&](int slot_x, int slot_y) {
       const bool bye_x = slot_x >= n, bye_y = slot_y >= n;
@@ -82,6 +83,11 @@ std::vector<Round> ring(int n) {
   return rounds;
 }
 
+std::string too_many_pairings(const SchedulePattern& pattern, int nodes, long long most) {
+  return "--pattern random:" + std::to_string(pattern.pairings) + ": " + std::to_string(nodes) + " nodes have " +
+         std::to_string(most) + " distinct pairings at most";
+}
+
 }  // namespace
 
 std::vector<Round> link_schedule(int nodes, const SchedulePattern& pattern) {
@@ -95,15 +101,66 @@ std::vector<Round> link_schedule(int nodes, const SchedulePattern& pattern) {
     case SchedulePattern::Kind::random: {
       std::mt19937_64 rng(pattern.seed);
       std::shuffle(order.begin(), order.end(), rng);
-      std::vector<Round> all = circle(order);
-      if (pattern.pairings > static_cast<int>(all.size()))
-        throw std::invalid_argument("--pattern random:" + std::to_string(pattern.pairings) + ": " + std::to_string(nodes) +
-                                    " nodes have " + std::to_string(all.size()) + " distinct pairings at most");
-      all.resize(static_cast<std::size_t>(pattern.pairings));
-      return all;
+      const int most = nodes - 1 + nodes % 2;
+      if (pattern.pairings > most) throw std::invalid_argument(too_many_pairings(pattern, nodes, most));
+      return circle(order, pattern.pairings);
     }
   }
   return {};
+}
+
+long long schedule_pair_count(int nodes, const SchedulePattern& pattern) {
+  if (nodes < 2) return 0;
+  const long long n = nodes;
+  switch (pattern.kind) {
+    case SchedulePattern::Kind::round_robin: return n * (n - 1) / 2;
+    case SchedulePattern::Kind::ring: return n == 2 ? 1 : n;
+    case SchedulePattern::Kind::random: return static_cast<long long>(pattern.pairings) * (n / 2);
+  }
+  return 0;
+}
+
+ScheduleSummary schedule_summary(int nodes, const SchedulePattern& pattern) {
+  ScheduleSummary s;
+  s.nodes = nodes;
+  if (nodes > kExhaustiveNodes) {
+    const long long n = nodes;
+    if (pattern.kind == SchedulePattern::Kind::random && pattern.pairings > n - 1 + n % 2)
+      throw std::invalid_argument(too_many_pairings(pattern, nodes, n - 1 + n % 2));
+    s.pairs = schedule_pair_count(nodes, pattern);
+    switch (pattern.kind) {
+      case SchedulePattern::Kind::round_robin: s.rounds = n - 1 + n % 2; break;
+      case SchedulePattern::Kind::ring: s.rounds = n % 2 == 0 ? 2 : 3; break;
+      case SchedulePattern::Kind::random: s.rounds = pattern.pairings; break;
+    }
+    s.max_per_round = n / 2;
+    s.all_pairs = pattern.kind == SchedulePattern::Kind::round_robin;
+    s.checked = false;
+    return s;
+  }
+  const std::vector<Round> rounds = link_schedule(nodes, pattern);
+  const long long n = nodes;
+  std::vector<bool> seen(static_cast<std::size_t>(n * (n - 1) / 2), false);  // pair (a<b) at a*(2n-a-1)/2 + b-a-1
+  std::vector<long long> busy_in(static_cast<std::size_t>(n), -1);
+  long long distinct = 0;
+  s.rounds = static_cast<long long>(rounds.size());
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    for (const NodePair& p : rounds[r].pairs) {
+      const long long a = p.a, b = p.b;
+      const auto at = static_cast<std::size_t>(a * (2 * n - a - 1) / 2 + b - a - 1);
+      if (!seen[at]) ++distinct;
+      seen[at] = true;
+      for (const int node : {p.a, p.b}) {
+        auto& last = busy_in[static_cast<std::size_t>(node)];
+        s.one_pair_per_node = s.one_pair_per_node && last != static_cast<long long>(r);
+        last = static_cast<long long>(r);
+      }
+    }
+    s.pairs += static_cast<long long>(rounds[r].pairs.size());
+    s.max_per_round = std::max(s.max_per_round, static_cast<long long>(rounds[r].pairs.size()));
+  }
+  s.all_pairs = distinct == n * (n - 1) / 2;
+  return s;
 }
 
 std::vector<std::vector<int>> disjoint_groups(int nodes, int group_size) {

@@ -36,6 +36,20 @@ std::string to_string(const SchedulePattern& pattern);
 // Throws std::invalid_argument for nodes < 1, or random K outside 1..rounds of the round-robin.
 std::vector<Round> link_schedule(int nodes, const SchedulePattern& pattern);
 
+// What `fleet schedule --summary` prints for N nodes. Up to kExhaustiveNodes the rounds are built
+// and checked (each pair distinct, every pair covered, one pair per node per round; the rounds
+// take 64 MiB at the limit); above it the counts come from the pattern's closed form, the checks
+// from its construction, and `checked` says so: 100000 nodes round-robin are 5e9 pairs.
+struct ScheduleSummary {
+  int nodes = 0;
+  long long rounds = 0, pairs = 0, max_per_round = 0;
+  bool all_pairs = false, one_pair_per_node = true, checked = true;
+};
+constexpr int kExhaustiveNodes = 4096;
+ScheduleSummary schedule_summary(int nodes, const SchedulePattern& pattern);
+// The pairs link_schedule(nodes, pattern) holds, without building it (for refusing a print).
+long long schedule_pair_count(int nodes, const SchedulePattern& pattern);
+
 // Consecutive groups of `group_size` nodes; a remainder of 2 or more nodes is a smaller last
 // group, a single node is left out. Throws for group_size < 2.
 std::vector<std::vector<int>> disjoint_groups(int nodes, int group_size);

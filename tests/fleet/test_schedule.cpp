@@ -123,5 +123,35 @@ TEST(Schedule, FormatNamesTheNodes) {
   EXPECT_NE(text.find("round 3:"), std::string::npos);
 }
 
+
+// The summary's closed form above the exhaustive limit gives the counts the built rounds give.
+TEST(Schedule, SummaryCountsAreTheBuiltRoundsCountsAndLargeFleetsNeedNoRounds) {
+  for (const char* text : {"round-robin", "ring", "random:3"})
+    for (int n : {2, 3, 4, 7, 16, 65, 1000}) {
+      const SchedulePattern pattern = parse_schedule_pattern(text);
+      const bool random = pattern.kind == SchedulePattern::Kind::random;
+      if (random && n == 2) continue;  // one pairing exists
+      const auto rounds = link_schedule(n, pattern);
+      const ScheduleSummary s = schedule_summary(n, pattern);
+      long long pairs = 0;
+      for (const Round& r : rounds) pairs += static_cast<long long>(r.pairs.size());
+      EXPECT_EQ(s.rounds, static_cast<long long>(rounds.size())) << text << " " << n;
+      EXPECT_EQ(s.pairs, pairs) << text << " " << n;
+      EXPECT_EQ(schedule_pair_count(n, pattern), pairs) << text << " " << n;
+      EXPECT_TRUE(s.checked && s.one_pair_per_node);
+      const bool every_pairing = random ? pattern.pairings == n - 1 + n % 2 : pattern.kind == SchedulePattern::Kind::round_robin;
+      EXPECT_EQ(s.all_pairs, every_pairing || (pattern.kind == SchedulePattern::Kind::ring && n <= 3)) << text << " " << n;
+    }
+  const ScheduleSummary big = schedule_summary(100000, {});
+  EXPECT_FALSE(big.checked);
+  EXPECT_EQ(big.rounds, 99999);
+  EXPECT_EQ(big.pairs, 4999950000LL);
+  EXPECT_EQ(big.max_per_round, 50000);
+  EXPECT_TRUE(big.all_pairs);
+  EXPECT_EQ(schedule_summary(100001, {}).rounds, 100001);
+  EXPECT_THROW(schedule_summary(100000, parse_schedule_pattern("random:100000")), std::invalid_argument);
+  EXPECT_EQ(schedule_summary(100000, parse_schedule_pattern("random:4")).pairs, 200000);
+}
+
 }  // namespace
 }  // namespace gpucal::fleet
