@@ -4,6 +4,11 @@
 // Exit codes: 0 ok; 1 regression (compare), a failed bench or a suite that measured nothing
 // (run), or a failed write (disk full: the previous file stays); 2 bad input.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -125,9 +130,23 @@ int parse(CLI::App& app, int argc, char** argv, const std::vector<std::string>& 
   return -1;
 }
 
+// What a verb printed must have reached standard output: a full disk or a closed pipe behind it
+// (SIGPIPE ignored) is a failed command, not a verdict nobody read.
+int stdout_written(int status) {
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int err = errno;
+  gpucal::write_stderr_line(std::string("gpucal: error: could not write to standard output (") +
+                            (err != 0 ? std::strerror(err) : "the write failed") + "): the command's output is incomplete");
+  return status == 0 ? kExitFailure : status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) would kill gpucal with SIGXFSZ, silently; ignored, the write
+  // fails with EFBIG and the command names the file (core/output/file_io.h).
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::vector<std::string> args(argv, argv + argc);
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
@@ -153,7 +172,7 @@ int main(int argc, char** argv) {
   if (const int status = parse(app, argc, argv, args); status >= 0) return status;
   try {
     for (auto& [command, sub] : commands)
-      if (*sub) return command->run();
+      if (*sub) return stdout_written(command->run());
   } catch (const gpucal::WriteError& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // the inputs were fine; the output failed
     return kExitFailure;

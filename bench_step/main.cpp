@@ -13,7 +13,9 @@
 // Then `gpucal predict results --model ... (same flags)` reports predicted / measured.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <thread>
 
 #include "bench_attention/attention_impls.h"
 #include "bench_attention/attention_problem.h"
@@ -110,6 +112,28 @@ const std::vector<std::pair<std::string, std::string>> kExamples = {
      "the prediction against this measurement"},
 };
 
+// A host core does at most this many FLOP/s (fp32 FMA on two 512-bit units at 4 GHz is 256 G):
+// a ceiling, so the time it gives is a floor on the real one.
+constexpr double kHostFlopsPerCoreCeiling = 256e9;
+
+// One step must fit the point's sampling budget at least once: a step that even at the ceiling
+// rate runs past --max-time-per-point would run for minutes to hours and then be cut. Refused up
+// front, with the flags that shrink it. GPUs have no such ceiling here and are not checked.
+void check_host_step_fits(const model::Workload& w, double flops, const Backend& backend, const RunConfig& config) {
+  if (!backend.is_host()) return;
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  const double floor_s = flops / (cores * kHostFlopsPerCoreCeiling);
+  if (floor_s <= config.measure.max_time_s) return;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "one step of %s (%lld layers, seq %lld) is %.3g FLOP, at least %.3g s on this host's %.0f "
+                "core(s) (at most %.3g FLOP/s each), past --max-time-per-point %g s: shrink it with --scale, --layers or "
+                "--seq, or raise --max-time-per-point",
+                w.model.name.c_str(), static_cast<long long>(w.facts.layers_total), static_cast<long long>(w.facts.seq),
+                flops, floor_s, cores, kHostFlopsPerCoreCeiling, config.measure.max_time_s);
+  throw UsageError(text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,6 +203,7 @@ int main(int argc, char** argv) {
       run.push_back(op.role);
       flops += op.flops() * static_cast<double>(op.calls_per_step);
     }
+    check_host_step_fits(w, flops, backend, config);
     const auto [cells, point] = step_identity(w, backend.name(), config.regime);
     std::vector<std::unique_ptr<Op>> out;
     out.push_back(std::make_unique<step::StepOp>(point, backend.name(), cells, std::move(entries), std::move(sequence),

@@ -21,6 +21,11 @@
 
 namespace gpucal::check {
 
+namespace {
+constexpr std::size_t kMaxDeviceRegexChars = 256;
+constexpr int kMaxDeviceRegexDepth = 16;
+}  // namespace
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -99,10 +104,19 @@ Expectations parse_expectations(const json& doc, const std::string& path) {
     if (!m.is_object()) invalid(path, "'match' must be an object {backend, device_regex}");
     e.match_backend = string_field(m, "backend", path, "match.", false);
     e.match_device_regex = string_field(m, "device_regex", path, "match.", false);
+    // std::regex compiles and matches by recursion: a deeply nested or very long pattern
+    // overflows the stack (a crash, not a message). A device name needs neither.
+    int depth = 0, deepest = 0;
+    for (const char ch : e.match_device_regex) deepest = std::max(deepest, depth += ch == '(' ? 1 : ch == ')' ? -1 : 0);
+    if (e.match_device_regex.size() > kMaxDeviceRegexChars || deepest > kMaxDeviceRegexDepth)
+      invalid(path, "match.device_regex: " + std::to_string(e.match_device_regex.size()) + " characters, " +
+                        std::to_string(deepest) + " levels of parentheses: at most " +
+                        std::to_string(kMaxDeviceRegexChars) + " and " + std::to_string(kMaxDeviceRegexDepth) +
+                        " (a device name needs no more)");
     try {
       std::regex check(e.match_device_regex);
     } catch (const std::regex_error& x) {
-      invalid(path, std::string("match.device_regex: ") + x.what());
+      invalid(path, std::string("match.device_regex: not a regular expression (") + x.what() + ")");
     }
   }
   if (!doc.contains("metrics") || !doc["metrics"].is_object()) invalid(path, "'metrics' must be an object");

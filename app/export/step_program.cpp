@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <string>
+
+#include "core/errors.h"
 
 namespace gpucal::calibration {
 
@@ -322,8 +325,18 @@ StageProgram build_stage_program(model::Workload workload, std::vector<ProgramOp
             .stage = p.workload.facts.stage, .chunks = chunks, .b = Builder(p)};
   const auto order = pipeline_order(c.stages, c.stage, p.workload.facts.micro_batches, chunks);
   const std::vector<std::size_t> buckets = overlapped_buckets(c);
-  for (std::size_t i = 0; i < order.size(); ++i)
+  for (std::size_t i = 0; i < order.size(); ++i) {
     emit_phase(c, order[i], i + 1 == order.size() ? buckets : std::vector<std::size_t>{});
+    // A rank's program grows with the micro-batches (global batch / (micro-batch x dp)): the
+    // first phase's size says how large the whole would be, before it is built.
+    const auto estimate = static_cast<double>(p.nodes.size()) / static_cast<double>(i + 1) * static_cast<double>(order.size());
+    if (i == 0 && estimate > static_cast<double>(kMaxProgramNodes))
+      throw UsageError("the step's trace would hold about " + std::to_string(static_cast<long long>(estimate)) +
+                       " nodes per rank (" + std::to_string(p.workload.facts.micro_batches) +
+                       " micro-batches), more than " + std::to_string(kMaxProgramNodes) +
+                       ": lower --global-batch or raise --micro-batch (a trace of fewer micro-batches simulates the same "
+                       "steady state)");
+  }
   emit_step(c);
   // Pipeline messages: as many calls as the schedule makes (the interleaved one makes v per
   // micro-batch and direction).

@@ -61,6 +61,10 @@ struct StageProgram {
   std::vector<ProgramNode> nodes;         // in dependency order
 };
 
+// The most nodes one rank's program may hold (about 100 bytes each in memory, more in a trace
+// file): build_stage_program refuses a step that would exceed it, naming --global-batch.
+constexpr std::size_t kMaxProgramNodes = 4000000;
+
 // `ops`: the workload's operations, costed, in derivation order. UsageError for a schedule
 // the stage cannot run (predict::validate_schedule).
 StageProgram build_stage_program(model::Workload workload, std::vector<ProgramOp> ops,

@@ -20,6 +20,14 @@ using nlohmann::json;
 
 std::vector<NodeFigures> baseline_inputs(const std::vector<std::string>& inputs) {
   std::vector<NodeFigures> nodes;
+  std::map<std::string, std::string> seen;  // canonical path -> as given
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(input, ec).string();
+    if (const auto [at, fresh] = seen.emplace(ec ? input : canonical, input); !fresh)
+      throw std::invalid_argument("INPUT: '" + input + "' is the folder already given as '" + at->second +
+                                  "': a baseline counts each node once");
+  }
   for (const auto& input : inputs) {
     if (fs::exists(fs::path(input) / "fleet.json") || fs::is_directory(fs::path(input) / "nodes")) {
       const FleetDir f = load_fleet_dir(input);

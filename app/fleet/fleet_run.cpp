@@ -1,6 +1,7 @@
 #include "core/driver/flag_checks.h"
 #include "app/fleet/fleet_run.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -71,7 +72,7 @@ void probe(Context& c, const std::set<std::string>& suspects, const std::string&
   fs::create_directories(fs::path(c.o.out_dir) / "logs");
   for (const auto& n : names)
     steps.push_back({probe_command(c.o.launcher, n), (fs::path(c.o.out_dir) / "logs" / ("probe-" + n + ".log")).string(),
-                     c.o.probe_timeout_s});
+                     c.o.probe_timeout_s, private_tmpdir_variable(c.o.launcher)});
   const auto results = run_steps(steps);
   for (std::size_t i = 0; i < names.size(); ++i) {
     record(c, "probe", round, {names[i]}, steps[i], results[i], "", "");
@@ -101,7 +102,8 @@ void node_phase(Context& c) {
   fs::create_directories(fs::path(c.o.out_dir) / "nodes");
   std::vector<Step> steps;
   for (const auto& n : c.nodes)
-    steps.push_back({node_phase_command(c, n), (fs::path(c.o.out_dir) / "nodes" / (n + ".log")).string(), c.o.node_timeout_s});
+    steps.push_back({node_phase_command(c, n), (fs::path(c.o.out_dir) / "nodes" / (n + ".log")).string(), c.o.node_timeout_s,
+                     private_tmpdir_variable(c.o.launcher)});
   const auto results = run_steps(steps, c.o.stragglers);
   std::set<std::string> timed_out;
   for (std::size_t i = 0; i < c.nodes.size(); ++i) {
@@ -169,7 +171,7 @@ void link_round(Context& c, const PairList& pairs, int round) {
       fs::create_directories(dir);
       const std::string inner = bench_command(c, bench, args, dir / (std::string(file) + ".csv"));
       steps.push_back({mpi_command(c.o.launcher, {a, b}, c.o.ranks_per_node, inner), (dir / (std::string(file) + ".log")).string(),
-                       c.o.link_timeout_s});
+                       c.o.link_timeout_s, private_tmpdir_variable(c.o.launcher)});
       run.push_back({a, b});
     }
     const std::vector<std::size_t> again = run_pair_steps(c, steps, run, round, file);
@@ -245,7 +247,8 @@ void fleet_phase(Context& c) {
     const fs::path dir = name == "fleet" ? fs::path(c.o.out_dir) / "fleet" : fs::path(c.o.out_dir) / "fleet" / "groups" / name;
     fs::create_directories(dir);
     const std::string inner = bench_command(c, c.bench_collectives, plan.fleet_collective_args, dir / "collectives.csv");
-    steps.push_back({mpi_command(c.o.launcher, members, c.o.ranks_per_node, inner), (dir / "collectives.log").string(), c.o.fleet_timeout_s});
+    steps.push_back({mpi_command(c.o.launcher, members, c.o.ranks_per_node, inner), (dir / "collectives.log").string(), c.o.fleet_timeout_s,
+                     private_tmpdir_variable(c.o.launcher)});
     if (name != "fleet") manifest_groups.push_back({{"name", name}, {"nodes", members}});
   }
   c.manifest.doc()["groups"] = manifest_groups;
@@ -273,6 +276,8 @@ std::vector<std::string> parse_phases(const std::string& text) {
   while (std::getline(in, p, ',')) {
     if (p != "node" && p != "link" && p != "fleet")
       throw std::invalid_argument("--phases: expected a list of node, link, fleet, got '" + p + "'");
+    if (std::find(phases.begin(), phases.end(), p) != phases.end())
+      throw std::invalid_argument("--phases: '" + p + "' is named twice (each phase runs once, in the order node, link, fleet)");
     phases.push_back(p);
   }
   if (phases.empty()) throw std::invalid_argument("--phases: expected a list of node, link, fleet");

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -216,6 +217,9 @@ int run_ranks(World& world, const RunConfig& config, const Launch& launch, int t
 
 int bench_main(int argc, char** argv, const BenchSpec& spec) {
   const std::string prog = "bench_" + spec.bench;
+  // A file-size limit (ulimit -f) would kill the bench with SIGXFSZ, silently; ignored, the
+  // write fails with EFBIG and the bench says which file, keeping the rows (file_io.h).
+  std::signal(SIGXFSZ, SIG_IGN);
   MallocPolicy malloc_in_effect;
   if (!apply_malloc_env(prog, malloc_in_effect)) return 2;
   std::unique_ptr<World> world_owner = make_world(&argc, &argv);

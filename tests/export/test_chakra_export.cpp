@@ -181,6 +181,11 @@ TEST(ChakraExport, UsageErrors) {
   EXPECT_EQ(run_gpucal("export results --to all --tp 2 -o out", log, dir), 2);
   EXPECT_NE(log.find("--tp needs --model"), std::string::npos) << log;
   EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --tp 3 -o out", log, dir), 2) << log;
+  // A trace that would grow past its bound is refused before it is built, naming the flags.
+  EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --dtype bf16 --dp 2 --global-batch 1000000 -o big", log, dir), 2)
+      << log;
+  EXPECT_NE(log.find("lower --global-batch or raise --micro-batch"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/big")) << log;
   // Without --model, --to all writes the hardware targets as before and no workload.
   run_gpucal("export results --to all -o out", log, dir);
   EXPECT_FALSE(std::filesystem::exists(dir + "/out/chakra")) << log;

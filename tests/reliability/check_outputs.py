@@ -222,7 +222,9 @@ def cmd_full_disk(gemm, mode, gpucal):
 
         def cap(size):
             def apply():
-                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                # SIGXFSZ at its default action (it kills), as a shell's `ulimit -f` leaves it:
+                # the programs ignore it themselves and report the failed write.
+                signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
                 resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
             return apply
         proc = subprocess.run([gemm] + args + ["--out", out], capture_output=True, text=True, timeout=600,

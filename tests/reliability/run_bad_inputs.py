@@ -6,7 +6,7 @@ json.exception, std::, stoi, Could not convert, status '...), no crash (signal),
 report and no hang (a per-case timeout). A case that exits 0 is a silent accept, a failure.
 
 Table lines:  EXIT | PROGRAM | STDERR FRAGMENT | ARGUMENTS (shell words)
-PROGRAM is bench_gemm, bench_attention, bench_collectives, bench_p2p, bench_memory, gpucal, or
+PROGRAM is bench_gemm, bench_attention, bench_collectives, bench_p2p, bench_memory, bench_step, gpucal, or
 mpi2:bench_NAME (under `mpirun -np 2`) / threads2:bench_NAME (appends --threads 2).
 ARGUMENTS may hold placeholders, expanded per case in a fresh folder:
   {tmp}                   the case's folder
@@ -14,6 +14,7 @@ ARGUMENTS may hold placeholders, expanded per case in a fresh folder:
   {dir:NAME|FILE=TEXT|...} a folder {tmp}/NAME holding each FILE with its TEXT (escapes as above),
                           gives the folder's path
   {link:NAME=TARGET}      a symbolic link {tmp}/NAME to TARGET (itself: a loop), gives its path
+  {stdout:PATH}           not an argument: the program's standard output goes to PATH (/dev/full)
   {calib:EDITS}           a copy of a valid calibration.json with EDITS applied; EDITS are
                           ';'-separated  /json/pointer=JSON  or  -/json/pointer (delete)
   {results:EDITS}         a copy of a valid results folder with EDITS: FILE.csv:ROW:COLUMN=TEXT
@@ -214,11 +215,18 @@ def run_case(case, opts, bases):
     if threads:
         program = program[9:]
     exe = os.path.abspath(opts.gpucal if program == "gpucal" else os.path.join(opts.bin_dir, program, program))
-    args = expand(case["args"], tmp, bases) + (["--threads", "2"] if threads else [])
+    stdout_to = [a[8:-1] for a in case["args"] if a.startswith("{stdout:") and a.endswith("}")]
+    words = [a for a in case["args"] if not (a.startswith("{stdout:") and a.endswith("}"))]
+    args = expand(words, tmp, bases) + (["--threads", "2"] if threads else [])
     cmd = prefix + [exe] + args
     where = f"line {case['line']}: {program} {' '.join(case['args'])}"
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S, cwd=tmp)
+        if stdout_to:
+            with open(stdout_to[0], "w") as sink:
+                proc = subprocess.run(cmd, stdout=sink, stderr=subprocess.PIPE, text=True, errors="replace",
+                                      timeout=TIMEOUT_S, cwd=tmp)
+        else:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S, cwd=tmp)
     except subprocess.TimeoutExpired:
         return f"HANG ({TIMEOUT_S} s) {where}"
     finally:
