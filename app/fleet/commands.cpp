@@ -31,6 +31,13 @@ struct State {
   CLI::App *check_cmd = nullptr, *history_import = nullptr, *history_show = nullptr, *history_regressions = nullptr;
 };
 
+void add_drain_flags(CLI::App& cmd, ReportOptions& r) {
+  cmd.add_flag("--drain", r.drain,
+               "drain every suspect node in Slurm, the finding as its reason (scontrol update NodeName=N State=DRAIN); "
+               "links are not drained");
+  cmd.add_option("--scontrol", r.scontrol, "the program --drain runs")->capture_default_str();
+}
+
 void add_diagnosis_flags(CLI::App& cmd, DiagnosisOptions& d) {
   cmd.add_option("--expect", d.expect, "auto (each node's SKU from expectations/) | none | an expectations file")
       ->capture_default_str();
@@ -62,7 +69,9 @@ void add_fleet_run(CLI::App& fleet, State& s) {
   c->add_option("--srun", o.launcher.srun, "srun and options added to every step")->capture_default_str();
   c->add_option("--srun-mpi", o.launcher.srun_mpi, "srun --mpi= for MPI steps")->capture_default_str();
   c->add_option("--mpirun", o.launcher.mpirun, "mpirun and options (mpirun and local launchers)")->capture_default_str();
-  c->add_option("--threads", o.threads, "node phase: gpucal run --threads (default: all on GPUs, 2 on the host)");
+  c->add_option("--threads", o.threads,
+                "node phase: gpucal run --threads (default: all with --backend cuda or hip, 2 with host, auto with auto: "
+                "a thread per GPU, or 4 on a node without one)");
   add_number(*c, "--ranks-per-node", o.ranks_per_node, "link and fleet phases: ranks per node", {.min = 1, .max = 1024})
       ->capture_default_str();
   c->add_option("--pattern", o.pattern, "link phase: round-robin | ring | random:K")->capture_default_str();
@@ -88,6 +97,7 @@ void add_fleet_run(CLI::App& fleet, State& s) {
   c->add_flag("!--no-report", s.run_report, "do not run gpucal fleet report at the end");
   c->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
   add_diagnosis_flags(*c, s.report.diagnosis);
+  add_drain_flags(*c, s.report);
 }
 
 void add_fleet_others(CLI::App& fleet, State& s) {
@@ -100,6 +110,7 @@ void add_fleet_others(CLI::App& fleet, State& s) {
   r->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
   r->add_option("--cluster", s.report.cluster, "cluster name for the history (default: fleet.json's)");
   add_diagnosis_flags(*r, s.report.diagnosis);
+  add_drain_flags(*r, s.report);
 
   auto* b = s.fleet_baseline = fleet.add_subcommand("baseline", "write an expectations file from N nodes' results");
   b->add_option("INPUT", s.baseline.inputs, "fleet folders or results folders")->required();
@@ -192,8 +203,8 @@ class OperatorCommand : public calibration::Command {
     if (verb_ == "check") {
       add_check(app, s_);
       s_.check_cmd->footer(calibration::examples_footer({
-          {"gpucal check results/ --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
-          {"gpucal check results/ --expect expectations/h100_sxm.json --junit check.xml", "against a given file, JUnit for CI"},
+          {"gpucal check results/smoke --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
+          {"gpucal check results/node01 --expect expectations/h100_sxm.json --junit check.xml", "against a given file, JUnit for CI"},
       }));
       return s_.check_cmd;
     }
@@ -203,6 +214,20 @@ class OperatorCommand : public calibration::Command {
           {"gpucal history import fleet-2026-11-25/ --history h.sqlite", "record a fleet run"},
           {"gpucal history regressions --history h.sqlite", "latest figures against their rolling baseline (exit 1 on one)"},
           {"gpucal history show --history h.sqlite --metric hbm_copy_gbps --html trends.html", "a metric's trend per node"},
+      }));
+      // A nested verb inherits its parent's footer as it was when the verb was added (the top
+      // level's examples): each gets its own.
+      s_.history_import->footer(calibration::examples_footer({
+          {"gpucal history import fleet-2026-11-25/ --history h.sqlite", "record a fleet run (a node's results folder too)"},
+          {"gpucal history import fleet-*/ --history h.sqlite --cluster west", "several nights at once, under a cluster name"},
+      }));
+      s_.history_show->footer(calibration::examples_footer({
+          {"gpucal history show --history h.sqlite", "every metric's figures per node, oldest to newest"},
+          {"gpucal history show --history h.sqlite --metric hbm_copy_gbps --html trends.html", "a metric's trend per node"},
+      }));
+      s_.history_regressions->footer(calibration::examples_footer({
+          {"gpucal history regressions --history h.sqlite", "latest figures against their rolling baseline (exit 1 on one)"},
+          {"gpucal history regressions --history h.sqlite --junit regressions.xml", "the same as JUnit for CI"},
       }));
       return h;
     }
@@ -215,6 +240,24 @@ class OperatorCommand : public calibration::Command {
          "every node, every pair of nodes in N-1 rounds, the whole allocation; then the report"},
         {"gpucal fleet report fleet-2026-11-25/", "the suspect nodes and links again, with other thresholds"},
         {"gpucal fleet schedule --nodes 4,8,16,64 --summary", "how many link rounds a fleet of each size takes"},
+    }));
+    s_.fleet_run->footer(calibration::examples_footer({
+        {"sbatch -N 16 --wrap 'gpucal fleet run fleet-$(date +%F) --history h.sqlite'",
+         "every node, every pair of nodes in N-1 rounds, the whole allocation; then the report"},
+        {"gpucal fleet run rehearsal/ --launcher local --nodes a,b,c,d --backend host --pattern ring",
+         "the phases on this machine, four names for it"},
+    }));
+    s_.fleet_report->footer(calibration::examples_footer({
+        {"gpucal fleet report fleet-2026-11-25/", "the suspect nodes and links again (exit 1 when there are)"},
+        {"gpucal fleet report fleet-2026-11-25/ --z 4 --junit fleet.xml", "another threshold, JUnit for CI"},
+    }));
+    s_.fleet_baseline->footer(calibration::examples_footer({
+        {"gpucal fleet baseline fleet-2026-11-25/ fleet-2026-11-26/ --sku h100_sxm -o h100_site.json",
+         "expectations from healthy nights, for --expect"},
+    }));
+    s_.fleet_schedule->footer(calibration::examples_footer({
+        {"gpucal fleet schedule --nodes 4,8,16,64 --summary", "how many link rounds a fleet of each size takes"},
+        {"gpucal fleet schedule --nodes a,b,c,d,e --pattern ring", "the rounds themselves, with node names"},
     }));
     return fleet;
   }

@@ -179,6 +179,12 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
   }
   MetricTable cap = rank_metric(id, better, capacity, std::nullopt, d.options);
   apply_floors(cap, e, owner);
+  // Nodes already named (a slow node metric, hung, failed, ...) explain their slow pairs: a CPU
+  // held back slows its links too, so their pairs are neither the healthy reference nor a link
+  // fault of their own (a note says which pair was slow).
+  std::set<std::string> named_nodes;
+  for (const Suspect& s : d.suspects)
+    if (s.kind != "link" && s.kind != "group" && s.kind != "phase") named_nodes.insert(s.subject);
   std::set<std::string> slow_nodes;
   for (const Ranked& r : cap.rows)
     if (r.suspect) {
@@ -190,17 +196,23 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
   // Pairs against the pairs between nodes that are not slow: a node's best pair is above its typical
   // pair, so the capacities' median would make ordinary pairs look slow.
   std::vector<double> healthy;
+  auto explained = [&](const std::string& n) { return slow_nodes.count(n) > 0 || named_nodes.count(n) > 0; };
   for (const auto& p : pairs)
-    if (!slow_nodes.count(p.a) && !slow_nodes.count(p.b)) healthy.push_back(p.value);
+    if (!explained(p.a) && !explained(p.b)) healthy.push_back(p.value);
   const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? robust_reference(healthy) : cap.reference;
   MetricTable pair_table = rank_metric(id, better, by_pair, pair_reference, d.options);
   apply_floors(pair_table, e, owner);
   for (const Ranked& r : pair_table.rows) {
     const auto dash = r.subject.find("--");
     const std::string a = r.subject.substr(0, dash), b = r.subject.substr(dash + 2);
-    if (r.suspect && !slow_nodes.count(a) && !slow_nodes.count(b))
-      d.suspects.push_back(suspect_of(r, pair_table, "link", "one pair slow while " + a + " and " + b +
-                                                                 " reach the fleet median with their other pairs: "));
+    if (!r.suspect || slow_nodes.count(a) || slow_nodes.count(b)) continue;
+    if (named_nodes.count(a) || named_nodes.count(b)) {
+      d.notes.push_back(id + ": pair " + r.subject + " slow (" + format_value(r.value) + " " + pair_table.unit +
+                        "), not named as a link: " + (named_nodes.count(a) ? a : b) + " is already a suspect node");
+      continue;
+    }
+    d.suspects.push_back(suspect_of(r, pair_table, "link", "one pair slow while " + a + " and " + b +
+                                                               " reach the fleet median with their other pairs: "));
   }
   d.capacity_tables.push_back(std::move(cap));
   d.pair_tables.push_back(std::move(pair_table));

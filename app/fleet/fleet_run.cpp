@@ -91,7 +91,12 @@ std::string node_phase_command(const Context& c, const std::string& node) {
   const fs::path out = fs::path(c.o.out_dir) / "nodes" / node;
   std::string inner = shell_quote(c.gpucal) + " run --suite " + shell_quote(c.o.suite) + " --out " + shell_quote(out.string()) +
                       " --backend " + shell_quote(c.o.backend) + " --no-plots";
-  const std::string threads = !c.o.threads.empty() ? c.o.threads : (c.o.backend == "host" ? "2" : "all");
+  // Not given: all GPUs on a GPU backend, 2 on the host, and with --backend auto whatever the
+  // node has (auto: a thread per GPU, or the host's threads on a CPU node).
+  const std::string threads = !c.o.threads.empty()    ? c.o.threads
+                              : c.o.backend == "host" ? "2"
+                              : c.o.backend == "auto" ? "auto"
+                                                      : "all";
   inner += " --threads " + shell_quote(threads);
   if (!c.o.bin_dir.empty()) inner += " --bin-dir " + shell_quote(c.o.bin_dir);
   return single_command(c.o.launcher, node, inner);
@@ -314,9 +319,9 @@ void validate(const FleetRunOptions& o) {
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: expected auto, cuda, hip or host, got '" + o.backend + "'");
   if (o.group_size == 1) throw std::invalid_argument("--groups: a group has at least 2 nodes, got 1 (0: no groups)");
-  if (!o.threads.empty() && o.threads != "all" &&
+  if (!o.threads.empty() && o.threads != "all" && o.threads != "auto" &&
       !check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
-    throw std::invalid_argument("--threads: expected a count from 1 to 1024 or 'all', got '" + o.threads + "'");
+    throw std::invalid_argument("--threads: expected a count from 1 to 1024, 'all' or 'auto', got '" + o.threads + "'");
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include "app/check/expectations.h"
 #include "app/common/calibration_json.h"
 #include "app/common/output_guard.h"
+#include "app/fleet/drain.h"
 #include "app/fleet/report.h"
 #include "app/fleet/schedule.h"
 #include "app/history/history_db.h"
 #include "app/history/history_record.h"
+#include "app/run/launch_plan.h"
 #include "core/driver/flag_checks.h"
 #include "core/output/file_io.h"
 
@@ -37,6 +39,12 @@ void validate_report_options(const ReportOptions& options) {
   for (const auto& m : d.ignore_metrics) check_metric_id("--ignore-metrics", m);
   if (expect_file) check::read_expectations(d.expect);
   if (!o.history.empty()) history::HistoryDb db(o.history);  // a corrupt or foreign file refused now, not after the night
+  if (o.drain) {
+    std::istringstream words(o.scontrol);
+    std::string program;
+    if (!(words >> program) || !calibration::program_found(program))
+      throw std::invalid_argument("--drain: '" + o.scontrol + "' is not an executable file or on PATH (--scontrol names it)");
+  }
 }
 
 int run_report(const ReportOptions& options, std::ostream& out) {
@@ -62,6 +70,14 @@ int run_report(const ReportOptions& options, std::ostream& out) {
     if (r.run.time.empty()) throw std::invalid_argument("--history: " + o.fleet_dir + " has no start time to record");
     db.record(r.run, r.rows);
     out << "  recorded in " << o.history << "\n";
+  }
+  if (o.drain) {
+    const std::string name = fs::path(o.fleet_dir).lexically_normal().filename().string();
+    const std::vector<DrainAction> actions = drain_actions(d, name.empty() ? fs::path(o.fleet_dir).parent_path().filename().string() : name,
+                                                           o.scontrol);
+    if (actions.empty()) out << "  --drain: no node to drain\n";
+    if (!d.suspect_links().empty()) out << "  --drain: links are not drained (a link names two nodes): see the pair table\n";
+    if (drain_nodes(actions, out) > 0) return 1;
   }
   return d.suspects.empty() ? 0 : 1;
 }

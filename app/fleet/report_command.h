@@ -13,9 +13,11 @@ struct ReportOptions {
   std::string markdown, html, json, junit;  // empty: FLEET_DIR/report.md, report.html, report.json, report.junit.xml
   std::string history, cluster;             // record the run in this history file
   DiagnosisOptions diagnosis;
+  bool drain = false;                // drain the suspect nodes in Slurm (app/fleet/drain.h)
+  std::string scontrol = "scontrol";  // the program --drain runs
 };
 
-// Exit 1 when the report names a suspect node or link.
+// Exit 1 when the report names a suspect node or link (or a node could not be drained).
 int run_report(const ReportOptions& options, std::ostream& out);
 // Everything run_report would refuse, checked without reading the fleet folder's figures:
 // outputs over inputs, --statistic, --ignore-metrics, an --expect file, a --history file.

@@ -69,12 +69,14 @@ LaunchPlan plan_launch(const RunOptions& o, const EnvLookup& env, int local_gpus
             .skip = o.threads == "1" ? "--threads 1: one rank, no group to measure (give 2 or more)"
                                      : "one GPU on this node, no group to measure within it (give --mpirun to "
                                        "measure across nodes)"};
-  if (!o.threads.empty())
+  if (!o.threads.empty() && o.threads != "auto")
     return {.threads = o.threads, .how = o.threads + " rank threads in one process (--threads)"};
   const bool rank = started_as_rank(env);
-  if (!rank)
+  // --threads auto: this node's own ranks whatever allocation it is in (a fleet's node phase).
+  if (!rank && o.threads != "auto")
     if (LaunchPlan allocated = allocation_launcher(env); !allocated.mpirun.empty()) return allocated;
-  const std::string why = rank ? " (gpucal runs as a rank of a launch: no launcher inside it)" : "";
+  const std::string why = rank ? " (gpucal runs as a rank of a launch: no launcher inside it)"
+                          : o.threads == "auto" ? " (--threads auto)" : "";
   if (local_gpus >= 2)
     return {.threads = "all",
             .how = "one process, a thread per local GPU (" + std::to_string(local_gpus) + ")" + why};

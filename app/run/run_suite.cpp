@@ -29,9 +29,9 @@ void validate(const RunOptions& o) {
   find_suite(o.suite);
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: unknown backend '" + o.backend + "' (expected auto, cuda, hip or host)");
-  if (!o.threads.empty() && o.threads != "all") {
+  if (!o.threads.empty() && o.threads != "all" && o.threads != "auto") {
     if (!gpucal::check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
-      throw std::invalid_argument("--threads: expected a count from 1 to 1024 or 'all', got '" + o.threads + "'");
+      throw std::invalid_argument("--threads: expected a count from 1 to 1024, 'all' or 'auto', got '" + o.threads + "'");
   }
   if (!o.bin_dir.empty() && !fs::is_directory(o.bin_dir))
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
@@ -117,7 +117,7 @@ int run_suite(const RunOptions& o, std::ostream& log) {
   const int gpus = local_gpu_count(o.backend);
   LaunchPlan plan = plan_launch(
       o, [](const char* name) { return std::getenv(name); },
-      o.mpirun.empty() && (o.threads.empty() || o.threads == "all") ? gpus : 0);
+      o.mpirun.empty() && (o.threads.empty() || o.threads == "all" || o.threads == "auto") ? gpus : 0);
   plan.gpu = gpus > 0;
   r.single_rank = plan.skip;
   r.predict_args = plan.skip.empty() ? r.suite->predict : one_gpu_layout(r.suite->predict);

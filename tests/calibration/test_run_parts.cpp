@@ -148,6 +148,17 @@ TEST(LaunchPlan, InsideAnAllocationUsesItsLauncher) {
   const LaunchPlan r = plan_launch({}, rank.lookup(), 0);
   EXPECT_TRUE(r.mpirun.empty());
   EXPECT_NE(r.how.find("no launcher inside it"), std::string::npos) << r.how;
+  // --threads auto (a fleet's node phase with --backend auto): this node's own ranks inside any
+  // allocation: a thread per GPU, the host's threads on a CPU node, one GPU skipped.
+  const LaunchPlan cpu = plan_launch({.threads = "auto"}, slurm.lookup(), 0);
+  EXPECT_TRUE(cpu.mpirun.empty());
+  EXPECT_EQ(cpu.threads, std::to_string(kHostThreads));
+  EXPECT_NE(cpu.how.find("(--threads auto)"), std::string::npos) << cpu.how;
+  slurm.vars["SLURM_NTASKS"] = "16";
+  const LaunchPlan eight = plan_launch({.threads = "auto"}, slurm.lookup(), 8);
+  EXPECT_TRUE(eight.mpirun.empty());
+  EXPECT_EQ(eight.threads, "all");
+  EXPECT_NE(plan_launch({.threads = "auto"}, slurm.lookup(), 1).skip.find("one GPU on this node"), std::string::npos);
   ::setenv("PATH", saved_path.c_str(), 1);
 }
 

@@ -92,6 +92,17 @@ time.sleep(1)
 left = subprocess.run(['pgrep', '-f', stopped], capture_output=True, text=True).stdout.split()
 check(not left, f'processes left running: {left}')
 
+# The default --backend auto on a node without a GPU: the node phase runs the host's threads
+# (gpucal run --threads auto), where `--threads all` would refuse every CPU node.
+auto = os.path.join(WORK, 'auto')
+p = subprocess.run([GPUCAL, 'fleet', 'run', auto, '--launcher', 'local', '--nodes', 'a,b', '--suite', 'fleet-smoke',
+                    '--phases', 'node'], capture_output=True, text=True, timeout=300)
+m = json.load(open(os.path.join(auto, 'fleet.json')))
+check(all(n['status'] == 'ok' for n in m['nodes']) and all(s['status'] == 'ok' for s in m['steps']),
+      f"--backend auto on CPU nodes: {m['nodes']} {[(s['phase'], s['status']) for s in m['steps']]}\n" +
+      '\n'.join(step_log(s) for s in m['steps'] if s['status'] != 'ok'))
+check(all("--threads 'auto'" in s['command'] for s in m['steps']), 'the node phase did not pass --threads auto')
+
 for f in failures:
     print('FAIL:', f)
 print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failure(s)")

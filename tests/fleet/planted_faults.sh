@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpucal fleet run on a real Slurm cluster of network namespaces (tests/fleet/local_cluster.sh)
-# with three planted faults; the report must name exactly those nodes, and no other:
+# with three planted faults; the report must name exactly those nodes, and no other, and --drain
+# must drain exactly those in Slurm (the finding as the reason):
 #   gcnode2  its link rate-limited to 8 Mbit/s (tc tbf on both ends of its veth)
 #   gcnode3  its CPU capped at 2% of one core (cgroup v1 cpu.cfs_quota_us): a slow GEMM
 #   gcnode6  stops answering mid-run: every process in it SIGSTOPped once the link phase starts
@@ -41,7 +42,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
 exec "$GPUCAL" fleet run "\$1" --suite fleet-smoke --backend host --pairs-at-once 1 \\
   --link-timeout 90 --probe-timeout 20 --straggler-min 300 --statistic best --min-deviation 0.5 \\
   --ignore-metrics p2p_bw_gbps,p2p_latency_us,internode_latency_us,allreduce_busbw_gbps_n2_nodes2 \\
-  --history "$WORK/history.sqlite"
+  --history "$WORK/history.sqlite" --drain
 JOB
 
 # Bounded wait: up to $1 seconds for the condition "${@:2}".
@@ -60,6 +61,8 @@ echo "| --- | --- | --- | --- | --- |" >> "$WORK/results.md"
 for ((run = 1; run <= RUNS; run++)); do
   out="$WORK/run$run"
   bash "$CLUSTER" fault clear
+  # The previous run's --drain: every node back in service.
+  for n in $(seq -f 'gcnode%g' 1 "$NODES"); do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1 || true; done
   bash "$CLUSTER" fault link gcnode2 8mbit
   bash "$CLUSTER" fault cpu gcnode3 2
   start=$(date +%s)
@@ -76,7 +79,8 @@ for ((run = 1; run <= RUNS; run++)); do
   wait_until 120 sh -c "! kill -0 $job 2>/dev/null" || { scancel --full -u root 2>/dev/null || true; }
   wait "$job" 2>/dev/null || true
   seconds=$(( $(date +%s) - start ))
-  if python3 "$HERE/check_planted.py" "$out" gcnode2,gcnode3,gcnode6 "$run" "$seconds" >> "$WORK/results.md"; then
+  all_nodes=$(seq -s, -f 'gcnode%g' 1 "$NODES")
+  if python3 "$HERE/check_planted.py" "$out" gcnode2,gcnode3,gcnode6 "$run" "$seconds" "$all_nodes" >> "$WORK/results.md"; then
     echo "run $run: ok (${seconds} s)"
   else
     echo "run $run: FAILED (${seconds} s); see $out/report.md" >&2

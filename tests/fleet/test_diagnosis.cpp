@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "app/fleet/diagnosis.h"
+#include "app/fleet/drain.h"
 
 namespace gpucal::fleet {
 namespace {
@@ -139,6 +141,27 @@ TEST(Diagnosis, OneSlowPairIsALinkFault) {
   EXPECT_EQ(d.suspect_links(), std::vector<std::string>{"b--d"});
 }
 
+// A node already named (here a slow GEMM: a CPU held back slows its links too) explains its own
+// slow pair: the pair is a note, not a link fault that would send someone to a cable.
+TEST(Diagnosis, ASlowPairOfANamedNodeIsANoteNotALinkFault) {
+  const std::vector<std::string> names{"a", "b", "c", "d", "e"};
+  const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
+    return (x == "b" && y == "c") ? 12.0 : 45.0 + static_cast<double>(x[0] - 'a') * 0.1;
+  });
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {{"gemm_fp32_tflops", n == "c" ? 0.01 : 1.0 + static_cast<double>(n[0] - 'a') * 0.01}};
+  const Diagnosis d = diagnose(fleet_of(nodes, pairs), no_expectations());
+  EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"c"});
+  EXPECT_TRUE(d.suspect_links().empty());
+  EXPECT_TRUE(std::any_of(d.notes.begin(), d.notes.end(), [](const std::string& n) {
+    return n.find("pair b--c slow") != std::string::npos && n.find("c is already a suspect node") != std::string::npos;
+  }));
+  // The same slow pair between two healthy nodes is a link fault.
+  for (auto& [name, metrics] : nodes) metrics["gemm_fp32_tflops"] = 1.0 + static_cast<double>(name[0] - 'a') * 0.01;
+  const Diagnosis healthy_ends = diagnose(fleet_of(nodes, pairs), no_expectations());
+  EXPECT_EQ(healthy_ends.suspect_links(), std::vector<std::string>{"b--c"});
+}
+
 TEST(Diagnosis, TwoSlowNodesOfSixDoNotMoveThePairReference) {
   const std::vector<std::string> names{"n1", "n2", "n3", "n4", "n5", "n6"};
   const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
@@ -167,6 +190,35 @@ TEST(Diagnosis, HungNodesAreNamedAndFloorsApplyToFewNodes) {
   EXPECT_NE(d.suspects[1].reason.find("misses the SKU floor 2610"), std::string::npos) << d.suspects[1].reason;
   EXPECT_FALSE(d.notes.empty());  // 2 measured nodes: not ranked
   std::filesystem::remove(file);
+}
+
+// --drain: one scontrol call per suspect node, the first finding as a Slurm-safe reason; links,
+// groups and phases drain nothing; and the program's exit decides "drained".
+TEST(Drain, EverySuspectNodeOnceWithItsFindingAndNoLink) {
+  Diagnosis d;
+  d.suspects = {{.subject = "gpu03", .kind = "node", .metric = "gemm_bf16_tflops"},
+                {.subject = "gpu03", .kind = "node links", .metric = "p2p_bw_gbps"},
+                {.subject = "gpu01--gpu02", .kind = "link", .metric = "p2p_bw_gbps"},
+                {.subject = "gpu07", .kind = "hung"},
+                {.subject = "link", .kind = "phase", .reason = "every link step failed"},
+                {.subject = "gpu09", .kind = "failed", .reason = "exit 139\n\"quoted\""}};
+  const auto a = drain_actions(d, "fleet-2026-11-28", "scontrol");
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].node, "gpu03");
+  EXPECT_EQ(a[0].reason, "gpucal fleet fleet-2026-11-28: node gemm_bf16_tflops");
+  EXPECT_EQ(a[0].command,
+            "scontrol update NodeName='gpu03' State=DRAIN Reason='gpucal fleet fleet-2026-11-28: node gemm_bf16_tflops'");
+  EXPECT_EQ(a[1].reason, "gpucal fleet fleet-2026-11-28: hung");
+  EXPECT_EQ(a[2].node, "gpu09");
+  const auto long_name = drain_actions(d, std::string(300, 'x') + "\"\n", "scontrol");
+  EXPECT_LE(long_name[0].reason.size(), kMaxDrainReason);
+  EXPECT_EQ(long_name[0].reason.find_first_of("\"'\n"), std::string::npos);
+  Diagnosis healthy;
+  EXPECT_TRUE(drain_actions(healthy, "f", "scontrol").empty());
+  std::ostringstream out;
+  EXPECT_EQ(drain_nodes({{"a", "r", "true"}, {"b", "r", "false"}}, out), 1);
+  EXPECT_NE(out.str().find("drained a (r)"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("drained b"), std::string::npos) << out.str();
 }
 
 }  // namespace
