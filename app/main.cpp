@@ -26,6 +26,7 @@
 #include "app/run/run_command.h"
 #include "core/driver/flag_checks.h"
 #include "core/output/file_io.h"
+#include "core/output/metadata.h"
 #include "core/registry/registry.h"
 
 namespace {
@@ -150,6 +151,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   CLI::App app{"gpucal: run benchmark suites, fit calibration models, compare runs, export for modelers"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", gpucal::version_text("gpucal"), "print the version and the commit it was built from");
   app.footer(examples_footer({
       {"gpucal run --suite smoke", "every bench on a few points, then fit, exports, plots and summary.md"},
       {"gpucal import nccl-tests.log --out h100/ && gpucal export h100/ --to vtrain",

@@ -2,9 +2,12 @@
 #include "app/export/export_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/common/calibration_json.h"
 #include "app/common/results_dir.h"
@@ -18,7 +21,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   for (const auto& t : export_targets()) tools += (tools.empty() ? "" : ", ") + std::string(t.tool);
   auto* cmd = app.add_subcommand("export", "write inputs for " + tools);
   cmd->add_option("RESULTS_DIR", source_, "results folder or a calibration.json")->required();
-  cmd->add_option("--to", target_, registry::choices(export_targets()) + " | all:\n" + registry::help_lines(export_targets()))
+  cmd->add_option("--to", target_, registry::choices(export_targets()) + " | all, or a comma list:\n" + registry::help_lines(export_targets()))
       ->required();
   cmd->add_option("-o,--output", out_dir_, "output folder (default RESULTS_DIR/export)");
   std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";
@@ -29,8 +32,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   workload_.add(*cmd);
   cmd->footer(examples_footer({
       {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
-      {"gpucal export imported/ --to calculon --set memory_gbps=3350 --set vector_tflops=67",
-       "Calculon's system file from nccl-tests logs, the figures a log lacks given by hand"},
+      {"gpucal export imported/ --to vtrain", "vTrain's all-reduce tables from imported nccl-tests logs (gpucal import)"},
       {"gpucal export results/smoke --to chakra --model llama3-8b --tp 2 --dp 2",
        "a calibrated Chakra trace per rank and the communicator groups for ASTRA-sim"},
   }));
@@ -40,8 +42,23 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
 int ExportCommand::run() {
   namespace fs = std::filesystem;
   ExportSettings settings = ExportSettings::parse(set_items_);  // usage errors before any reading
-  check_export_target(target_);
-  workload_.check(target_);
+  // --to takes one target, a comma list (like every list flag), or all.
+  std::vector<std::string> targets;
+  for (std::size_t at = 0; at <= target_.size();) {
+    const std::size_t comma = std::min(target_.find(',', at), target_.size());
+    const std::string t = target_.substr(at, comma - at);
+    if (t.empty()) throw std::invalid_argument("--to: expected a target, a comma list of targets or all, got '" + target_ + "'");
+    if (std::find(targets.begin(), targets.end(), t) != targets.end())
+      throw std::invalid_argument("--to: '" + t + "' is named twice");
+    targets.push_back(t);
+    at = comma + 1;
+  }
+  if (targets.size() > 1 && std::find(targets.begin(), targets.end(), "all") != targets.end())
+    throw std::invalid_argument("--to: all is every target; give it alone or list the targets");
+  for (const std::string& t : targets) {
+    check_export_target(t);
+    workload_.check(t);
+  }
   nlohmann::json calibration;
   std::string out_dir = out_dir_;
   refuse_outputs_over_inputs({{"-o", out_dir_}}, {.files = {source_}, .folders = {source_}, .reads_calibration_json = true});
@@ -56,11 +73,12 @@ int ExportCommand::run() {
   }
   settings.set_workload(workload_.resolve(source_, results ? &*results : nullptr, calibration));
   int status = 0;
-  for (const ExportReport& r : export_to(calibration, target_, out_dir, settings)) {
-    std::cout << terminal_export_report(r, verbose_);
-    for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
-    if (!r.ok()) status = 2;
-  }
+  for (const std::string& t : targets)
+    for (const ExportReport& r : export_to(calibration, t, out_dir, settings)) {
+      std::cout << terminal_export_report(r, verbose_);
+      for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
+      if (!r.ok()) status = 2;
+    }
   return status;
 }
 

@@ -12,12 +12,13 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
   std::string suite_help = "a suite of app/run/suites.cpp:";
   for (const Suite& s : suites()) suite_help += "\n  " + s.name + ": " + s.purpose;
   cmd->add_option("--suite", options_.suite, suite_help)->capture_default_str();
-  cmd->add_option("--out", options_.out_dir, "results folder to create")->capture_default_str();
+  out_opt_ = cmd->add_option("--out", options_.out_dir, "results folder to create (default: results/SUITE)");
   cmd->add_option("--backend", options_.backend, "auto | cuda | hip | host")->capture_default_str();
   cmd->add_option("--bin-dir", options_.bin_dir, "where the bench_* binaries are (default: beside gpucal)");
   cmd->add_option("--mpirun", options_.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
   cmd->add_option("--threads", options_.threads,
-                  "or: run collectives/p2p as one process with N rank threads (all: one per GPU)")
+                  "or: run collectives/p2p as one process with N rank threads (all: one per GPU; auto: one per "
+                  "GPU, or 4 on a node without one, never an allocation's launcher)")
       ->excludes(cmd->get_option("--mpirun"));
   cmd->add_flag("--no-plots", no_plots_, "do not call the plot scripts");
   add_allow_suspect_flag(*cmd, options_.allow_suspect);
@@ -40,6 +41,8 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
 
 int RunCommand::run() {
   options_.plots = !no_plots_;
+  // results/ itself holds the schema and reference runs: each suite gets a folder of its own.
+  if (out_opt_->count() == 0) options_.out_dir = "results/" + options_.suite;
   return run_suite(options_, std::cout);
 }
 

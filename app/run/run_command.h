@@ -2,6 +2,8 @@
 // [--no-plots]`: a suite of benches into one results folder, then fit, export, plot, summary.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include "app/common/command.h"
 #include "app/run/run_suite.h"
 
@@ -16,6 +18,7 @@ class RunCommand : public Command {
  private:
   RunOptions options_;
   bool no_plots_ = false;
+  CLI::Option* out_opt_ = nullptr;
 };
 
 }  // namespace gpucal::calibration

@@ -14,7 +14,7 @@ namespace gpucal::calibration {
 
 struct RunOptions {
   std::string suite = "smoke";
-  std::string out_dir = "results";
+  std::string out_dir = "results";  // gpucal run without --out: results/SUITE (run_command.cpp)
   std::string backend = "auto";
   std::string bin_dir;      // empty: beside the gpucal binary and the build tree's bench folders
   std::string mpirun;       // launcher prefix for distributed benches, e.g. "mpirun -np 4 --oversubscribe"

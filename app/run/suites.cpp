@@ -6,7 +6,7 @@ namespace gpucal::calibration {
 
 namespace {
 
-// The README's first command: every bench, every fit and every export within about 90 s of
+// The README's first command: every bench, every fit and every export within about 40 s of
 // benches on a 2-core host. Collectives and p2p: 8x steps up to 256 KiB, then three sizes in the
 // bandwidth regime (>= 1 MiB), which the exporters' alpha-beta and vTrain's 1 MiB..1 GiB tables
 // start from; memory's copy sweeps past 4x the last-level cache (--bytes auto), where the device
@@ -16,7 +16,7 @@ Suite smoke() {
   return {
       .name = "smoke",
       .purpose =
-          "about 90 s on a 2-core host: a few points per bench, enough for every fit, export and a "
+          "about 40 s on a 2-core host: a few points per bench, enough for every fit, export and a "
           "predicted step (the README's first command)",
       .max_time_per_point_s = 0.05,
       .benches = {{"gemm",

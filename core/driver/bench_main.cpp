@@ -22,6 +22,7 @@
 #include "core/measure/malloc_policy.h"
 #include "core/output/csv_sink.h"
 #include "core/output/file_io.h"
+#include "core/output/metadata.h"
 #include "core/world/team.h"
 #include "core/world/thread_world.h"
 
@@ -89,6 +90,7 @@ void add_options(CLI::App& app, RunConfig& config, Launch& launch, RankOptionTex
   add_common_options(app, config);
   if (spec.make_world_ops) add_rank_options(app, config, launch, text);
   if (spec.add_options) spec.add_options(app);
+  app.add_flag("--version", "print the version and the commit it was built from, then exit");  // asks_for_version
   if (spec.list_impls) {
     auto* list = app.add_flag("--list-impls", launch.list_impls,
                               "print the implementations --impl chooses from (backend, help, whether this build has "
@@ -111,6 +113,12 @@ void add_options(CLI::App& app, RunConfig& config, Launch& launch, RankOptionTex
 bool asks_for_help(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
+  return false;
+}
+
+bool asks_for_version(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--version")) return true;
   return false;
 }
 
@@ -231,6 +239,10 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   add_options(app, config, launch, rank_text, spec);
   if (asks_for_help(argc, argv)) {
     if (world.is_root()) std::cout << app.help();
+    return 0;
+  }
+  if (asks_for_version(argc, argv)) {
+    if (world.is_root()) std::cout << version_text(prog) << "\n";
     return 0;
   }
   BenchArgs args;

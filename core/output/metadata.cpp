@@ -94,6 +94,15 @@ std::vector<std::string> environment_warnings(const nlohmann::json& env) {
                 "choice (recorded in the sidecar's environment)"};
 }
 
+std::string version_text(const std::string& program) {
+  const std::string commit = GPUCAL_GIT_COMMIT;
+  const std::string dirty = GPUCAL_GIT_DIRTY;
+  std::string text = program + " " + GPUCAL_VERSION + " (commit " +
+                     (commit == "unknown" ? std::string("unknown: built outside a git checkout") : commit.substr(0, 12));
+  if (dirty == "true") text += ", with uncommitted changes";
+  return text + ")";
+}
+
 std::string iso8601_now() {
   std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];

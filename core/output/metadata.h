@@ -21,6 +21,9 @@ nlohmann::json environment_json();
 // One line per setting that changes what a library measures here (OPENBLAS_CORETYPE).
 std::vector<std::string> environment_warnings(const nlohmann::json& environment);
 std::string iso8601_now();
+// What `PROGRAM --version` prints: "PROGRAM 0.1.0 (commit 1a2b3c4d5e6f)", ", with uncommitted
+// changes" when the tree differed from the commit at build time.
+std::string version_text(const std::string& program);
 // Google Benchmark's version and build type ({"version", "build_type": "debug" | "release", "role"}).
 nlohmann::json google_benchmark_json();
 // The shared libraries this process loaded, [{name, path}] (core/backend/loaded_libraries.h).

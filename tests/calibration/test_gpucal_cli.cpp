@@ -77,6 +77,12 @@ TEST(GpucalCli, FitAndExportWriteTheirFiles) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/x/calculon/system.json"));
   EXPECT_EQ(gpucal("export " + dir + "/r --to nersc -o " + dir + "/y --set vector_tflops=60", out, dir), 0) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/y/nersc/system.json"));
+  // --to takes a comma list like every list flag: each target written, in the order given.
+  EXPECT_EQ(gpucal("export " + dir + "/r --to vtrain,astrasim -o " + dir + "/z", out, dir), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/z/astrasim/system.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/z/vtrain/synthetic_gpu/AR_GPU2_1M_1024M_LUT"));
+  EXPECT_LT(out.find("vtrain: wrote"), out.find("astrasim: wrote")) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/z/nersc"));
   EXPECT_EQ(gpucal(cmd + " --set processor_usage=2", out, dir), 2);
   EXPECT_EQ(out, "gpucal: error: --set processor_usage=2: expected a fraction, 0 <= value < 1\n");
 }
