@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "app/fit/comm_model.h"
 
@@ -76,6 +77,9 @@ std::string gpu_folder_name(const json& calibration, const ExportSettings& setti
       out += '_';
   }
   while (!out.empty() && out.back() == '_') out.pop_back();
+  // A device named "." or ".." would name the export's own folder or the one above it.
+  if (!out.empty() && out.find_first_not_of('.') == std::string::npos)
+    throw std::invalid_argument("vtrain: the device name '" + name + "' cannot name the LUT folder; pass --set vtrain_gpu_name=NAME");
   return out.empty() ? "gpu" : out;
 }
 

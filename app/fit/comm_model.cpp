@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "app/common/calibration_schema.h"
 #include "app/common/number_text.h"
 #include "app/fit/comm_forms.h"
 #include "app/fit/comm_interval.h"
@@ -28,11 +29,32 @@ bool usable(const json& g, const std::string& form) {
   return g.contains(form) && !g[form].contains("error");
 }
 
-std::string best_form(const json& g) {
+// The group's best.form when it names one, checked; nullopt when it names none.
+std::optional<std::string> named_best_form(const json& g) {
   if (g.contains("best") && g["best"].contains("form") && g["best"]["form"].is_string()) {
     const std::string f = g["best"]["form"];
+    // A form gpucal does not fit, or one this group has no usable fit of, is not swapped for
+    // another without a word: the file was written by something else, or edited.
+    const auto& names = comm_form_names();
+    if (std::find(names.begin(), names.end(), f) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw calibration::SchemaError("calibration.json: communication group " + key_of(g) + ": best.form '" + f +
+                                  "' is not a form gpucal fits (" + list + "); refit with gpucal fit");
+    }
     if (usable(g, f)) return f;
+    throw calibration::SchemaError("calibration.json: communication group " + key_of(g) + ": best.form '" + f +
+                                "' has no usable fit in the group" +
+                                (g.contains(f) && g[f].contains("error") && g[f]["error"].is_string()
+                                     ? " (" + g[f]["error"].get<std::string>() + ")"
+                                     : std::string()) +
+                                "; refit with gpucal fit");
   }
+  return std::nullopt;
+}
+
+std::string best_form(const json& g) {
+  if (const auto named = named_best_form(g)) return *named;
   for (const auto& f : comm_form_names())
     if (usable(g, f)) return f;
   throw std::invalid_argument("group " + key_of(g) + " has no fitted form");
@@ -344,10 +366,11 @@ CommModel::CommModel(const json& calibration) {
     i.nnodes = g.value("nnodes", int64_t{0});
     i.ranks_per_node = g.value("ranks_per_node", int64_t{0});
     std::tie(i.min_size_bytes, i.max_size_bytes) = size_range(g);
+    named_best_form(g);  // a best.form that names no usable fit is refused, not skipped
     try {
       i.best_form = best_form(g);
     } catch (const std::invalid_argument&) {
-      i.best_form = "";
+      i.best_form = "";  // a group with no fitted form at all
     }
     info_.push_back(i);
   }
