@@ -18,7 +18,7 @@ struct DrainAction {
 };
 
 // One action per node a suspect names (node, node links, hung, failed, timed out, no results),
-// in node order; the reason is the node's first finding, at most kMaxDrainReason characters of
+// in the report's order of findings; the reason is the node's first finding, at most kMaxDrainReason characters of
 // printable ASCII. `fleet_name`: the fleet folder's name; `scontrol`: the program (and options).
 constexpr std::size_t kMaxDrainReason = 120;
 std::vector<DrainAction> drain_actions(const Diagnosis& d, const std::string& fleet_name, const std::string& scontrol);
