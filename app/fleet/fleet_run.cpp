@@ -319,9 +319,7 @@ void validate(const FleetRunOptions& o) {
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: expected auto, cuda, hip or host, got '" + o.backend + "'");
   if (o.group_size == 1) throw std::invalid_argument("--groups: a group has at least 2 nodes, got 1 (0: no groups)");
-  if (!o.threads.empty() && o.threads != "all" && o.threads != "auto" &&
-      !check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
-    throw std::invalid_argument("--threads: expected a count from 1 to 1024, 'all' or 'auto', got '" + o.threads + "'");
+  calibration::check_threads_flag(o.threads);
 }
 
 }  // namespace

@@ -29,10 +29,7 @@ void validate(const RunOptions& o) {
   find_suite(o.suite);
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: unknown backend '" + o.backend + "' (expected auto, cuda, hip or host)");
-  if (!o.threads.empty() && o.threads != "all" && o.threads != "auto") {
-    if (!gpucal::check_number_text(o.threads, true, {.min = 1, .max = 1024}).empty())
-      throw std::invalid_argument("--threads: expected a count from 1 to 1024, 'all' or 'auto', got '" + o.threads + "'");
-  }
+  check_threads_flag(o.threads);
   if (!o.bin_dir.empty() && !fs::is_directory(o.bin_dir))
     throw std::invalid_argument("--bin-dir: '" + o.bin_dir + "' is not a directory");
   if (o.threads == "all" && o.backend == "host")
@@ -108,6 +105,12 @@ int finish(const RunRecord& r, const std::string& summary_path) {
 }
 
 }  // namespace
+
+void check_threads_flag(const std::string& threads) {
+  if (!threads.empty() && threads != "all" && threads != "auto" &&
+      !gpucal::check_number_text(threads, true, {.min = 1, .max = 1024}).empty())
+    throw std::invalid_argument("--threads: expected a count from 1 to 1024, 'all' or 'auto', got '" + threads + "'");
+}
 
 int run_suite(const RunOptions& o, std::ostream& log) {
   validate(o);

@@ -28,6 +28,10 @@ struct RunOptions {
 // Returns the process exit code: 0, or 1 when a bench that exists failed or nothing was
 // measured, 128 + the signal that stopped it. Progress lines are drawn when `log` is std::cout
 // and stdout is a terminal.
+// --threads as gpucal run takes it: empty, a count from 1 to 1024, all or auto; throws
+// std::invalid_argument naming the flag otherwise (fleet run passes its --threads on).
+void check_threads_flag(const std::string& threads);
+
 int run_suite(const RunOptions& options, std::ostream& log);
 
 }  // namespace gpucal::calibration
