@@ -26,7 +26,7 @@ const FleetPlan& find_fleet_plan(const std::string& suite) {
   static const std::vector<FleetPlan> plans{
       {"fleet", "--pattern sendrecv,pingpong --sizes 8,256M", "--collective allreduce --ranks all --sizes 256M",
        "--collective allreduce,allgather --ranks all --sizes 1G", 0.5},
-      {"fleet-smoke", "--pattern sendrecv,pingpong --sizes 8,1M", "--collective allreduce --ranks all --sizes 1M",
+      {"fleet-smoke", "--pattern sendrecv,pingpong --sizes 8,256K", "--collective allreduce --ranks all --sizes 1M",
        "--collective allreduce --ranks all --sizes 1M", 1.0},
   };
   for (const auto& p : plans)

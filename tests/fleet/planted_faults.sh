@@ -40,7 +40,7 @@ cat > "$WORK/nightly.sbatch" <<JOB
 #SBATCH --no-kill
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
 exec "$GPUCAL" fleet run "\$1" --suite fleet-smoke --backend host --pairs-at-once 1 \\
-  --link-timeout 90 --probe-timeout 20 --straggler-min 300 --statistic best --min-deviation 0.5 \\
+  --link-timeout 60 --probe-timeout 20 --straggler-min 300 --statistic best --min-deviation 0.5 \\
   --ignore-metrics p2p_bw_gbps,p2p_latency_us,internode_latency_us,allreduce_busbw_gbps_n2_nodes2 \\
   --history "$WORK/history.sqlite" --drain
 JOB
