@@ -17,6 +17,7 @@
 #include "bench_gemm/gemm_impls.h"
 #include "bench_gemm/gemm_sets.h"
 #include "core/output/csv_sink.h"
+#include "core/output/result_columns.h"
 #include "core/driver/driver.h"
 #include "bench_gemm/gemm_shapes_file.h"
 #include "core/errors.h"
@@ -43,14 +44,7 @@ struct GemmOptions {
   bool list = false;
 };
 
-const std::vector<std::string> kColumns = {
-    "dtype", "b_dtype", "compute_type", "math_type", "out_dtype", "layout", "m", "n", "k", "batch", "alpha", "beta",
-    "scale_a", "scale_b", "flops", "flop_convention", "bytes", "arith_intensity_flop_per_byte", "tflops",
-    "peak_tflops", "peak_source", "efficiency", "efficiency_vs_best_so_far", "achieved_gbps", "roofline_bound",
-    "roofline_time_us", "algo", "algo_source", "algo_id", "solution_index", "algo_rank", "tile", "stages", "split_k",
-    "swizzle", "reduction_scheme", "workspace_bytes", "workspace_limit_bytes", "library_waves", "sms", "tile_m",
-    "tile_n", "tiles", "waves", "wave_efficiency", "tile_efficiency", "heuristic_time_us", "autotune_candidates",
-    "autotune_gain", "rotate_copies", "graph_launches", "verify_method", "verified_elements", "tolerance"};
+
 
 std::vector<ShapeSpec> shapes_from(const GemmOptions& o) {
   std::vector<ShapeSpec> out;
@@ -165,7 +159,7 @@ int main(int argc, char** argv) {
   spec.description = "bench_gemm: GEMM throughput across shapes, dtypes, layouts and algorithms, verified against references";
   spec.examples = kExamples;
   spec.list_impls = gemm_impls_table;
-  spec.columns = kColumns;
+  spec.columns = gemm_columns();
   spec.add_options = [&](CLI::App& app) {
     auto* m = app.add_option("--m", opt.m, "rows of op(A) and D")->capture_default_str();
     auto* n = app.add_option("--n", opt.n, "columns of op(B) and D (alignment sweep: --n 4096:4352:+8)")->capture_default_str();

@@ -1,5 +1,7 @@
 #include "app/fit/compute_tables.h"
 
+#include "app/fit/gemm_surface.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -102,10 +104,14 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
     }
     json shapes = json::array();
     std::vector<std::pair<double, double>> gflop_eff;
+    std::vector<GemmSample> samples;
     for (const auto& [shape, r] : best_per_shape) {
       const double eff = t.get_double(r, "tflops") / reference;
       const double gflop = t.get_double(r, "flops") / 1e9;
       gflop_eff.emplace_back(gflop, eff);
+      samples.push_back({static_cast<double>(std::max<int64_t>(1, std::get<3>(shape))),
+                         static_cast<double>(std::get<0>(shape)), static_cast<double>(std::get<1>(shape)),
+                         static_cast<double>(std::get<2>(shape)), t.get_double(r, "tflops")});
       shapes.push_back({{"m", std::get<0>(shape)},
                         {"n", std::get<1>(shape)},
                         {"k", std::get<2>(shape)},
@@ -122,7 +128,8 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
                   {"reference_tflops", reference},
                   {"regime", regime},
                   {"gflops_efficiency", step_table_json(step_table_by_log2_bucket(gflop_eff))},
-                  {"by_shape", shapes}};
+                  {"by_shape", shapes},
+                  {"heldout", gemm_holdout_scores(samples)}};
   }
   return out;
 }

@@ -28,6 +28,39 @@ std::string group_name(const json& g, const std::string& kind) {
   return o.str();
 }
 
+// Median (worst) held-out error of one rule: "1.8 (48.7)".
+std::string median_worst(const json& e) {
+  if (!e.is_object() || !e.contains("median_pct")) return "-";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f (%.0f)", e["median_pct"].get<double>(), e["max_pct"].get<double>());
+  return buf;
+}
+
+// GEMM: each dtype's held-out splits, the surface predict uses beside its two baselines.
+std::string gemm_report(const json& calibration) {
+  const json* gemm = calibration.contains("compute") && calibration["compute"].contains("gemm")
+                         ? &calibration["compute"]["gemm"]
+                         : nullptr;
+  if (!gemm || gemm->empty()) return "";
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "\n%-10s %-26s %6s  %-16s %-16s %-16s\n", "gemm", "held out", "shapes",
+                "surface%", "loglog-flops%", "xla-rule%");
+  out << line;
+  for (const auto& [dtype, table] : gemm->items()) {
+    if (!table.contains("heldout")) continue;
+    for (const json& s : table["heldout"]["splits"]) {
+      std::snprintf(line, sizeof line, "%-10s %-26s %6d  %-16s %-16s %-16s\n", dtype.c_str(),
+                    s["split"].get<std::string>().c_str(), s["held_out"].get<int>(),
+                    median_worst(s["surface"]).c_str(), median_worst(s["loglog_flops"]).c_str(),
+                    median_worst(s["xla_rule"]).c_str());
+      out << line;
+    }
+  }
+  out << "(median (worst) absolute error of the held-out shapes' TFLOP/s; surface: what gpucal predict uses)\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string format_fit_report(const json& calibration) {
@@ -70,6 +103,7 @@ std::string format_fit_report(const json& calibration) {
       out << "\n";
     }
   }
+  out << gemm_report(calibration);
   return out.str();
 }
 

@@ -17,7 +17,7 @@ namespace gpucal::calibration {
 CLI::App* ImportCommand::add_to(CLI::App& app) {
   auto* cmd = app.add_subcommand("import",
                                  "read benchmark logs (nccl-tests, rccl-tests, OSU, ...: the formats of --format) into "
-                                 "a results folder (collectives.csv, p2p.csv)");
+                                 "a results folder (collectives.csv, p2p.csv, gemm.csv)");
   cmd->add_option("LOG", logs_, "log files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required();
   cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node, for logs that name no hosts")
@@ -30,6 +30,11 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
                   "(allgather and alltoall print alike): " +
                       registry::choices(collectives(), ", "))
       ->check(CLI::IsMember(collective_names()));
+  cmd->add_option("--table-key", options_.table_key,
+                  "which device's table of an XLA file that holds several (sm_90, sm_100_B200, gfx950, ...)");
+  cmd->add_option("--source-ref", options_.source_ref,
+                  "where the logs came from (repository, path and commit, or a paper and its table): kept in every "
+                  "row's status_detail and in the sidecar");
   cmd->add_option("--format", options_.format,
                   "log format: auto (found by each format's rule; a log may hold several) or one of\n" +
                       registry::help_lines(import_formats()))
@@ -39,6 +44,9 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
       {"gpucal import all_reduce.log all_gather.log --out h100/", "nccl-tests logs as printed (launcher tags and all)"},
       {"gpucal import pasted_table.txt --ranks-per-node 8 --out h100/",
        "a table pasted without its header: the collective from its columns, name what the log does not say"},
+      {"gpucal import default_matmul_perf_table.txtpb --table-key sm_90 --source-ref 'openxla/xla@COMMIT PATH' "
+       "--out xla-h100/",
+       "XLA's measured GEMM table for one device, with where it came from"},
   }));
   return cmd;
 }
@@ -58,7 +66,7 @@ int ImportCommand::run() {
   const ImportSummary summary = write_imported_results(runs, out_dir_, argv_);
   for (const auto& m : summary.messages) std::cout << m << "\n";
   std::cout << "wrote " << out_dir_ << ": " << summary.collective_rows << " collectives row(s), " << summary.p2p_rows
-            << " p2p row(s)\n";
+            << " p2p row(s), " << summary.gemm_rows << " gemm row(s)\n";
   return 0;
 }
 

@@ -14,6 +14,8 @@ bool detects_osu(const std::string& line);
 std::vector<ImportedRun> parse_osu(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
 bool detects_size_time_csv(const std::string& line);
 std::vector<ImportedRun> parse_size_time_csv(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
+bool detects_xla_table(const std::string& line);
+std::vector<ImportedRun> parse_xla_table(const std::string&, const std::vector<LogLine>&, const ImportOptions&);
 
 const std::vector<ImportFormat>& import_formats() {
   static const std::vector<ImportFormat> table{
@@ -29,6 +31,11 @@ const std::vector<ImportFormat>& import_formats() {
       {.name = "csv",
        .help = "a CSV from another tool: a header naming size_bytes and time_us (collective, dtype, nranks optional)",
        .scope = FormatScope::whole_file, .detects = detects_size_time_csv, .parse = parse_size_time_csv},
+      {.name = "xla",
+       .help = "XLA's GPU performance tables (the GEMM table xla.GemmPerfTable, the collective table "
+               "xla.gpu.DeviceHloInstructionProfiles): the textproto (a line 'entries {') or the C++ header "
+               "embedding it (a line '...PTable[] = R\"pb(')",
+       .scope = FormatScope::table, .detects = detects_xla_table, .parse = parse_xla_table},
   };
   return table;
 }

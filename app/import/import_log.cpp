@@ -71,9 +71,8 @@ std::string format_list() {
   return out;
 }
 
-}  // namespace
-
-std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
+// The runs of one file, by --format or by the formats' rules.
+std::vector<ImportedRun> read_runs(const std::string& path, const ImportOptions& options) {
   const std::vector<LogLine> lines = read_log_lines(path);
   if (lines.empty()) throw ImportError(path, 0, "empty file");
   if (options.format != "auto") {
@@ -90,6 +89,14 @@ std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions
   throw ImportError(path, 1,
                     "unknown log format: no rule of " + format_list() +
                         " recognizes it (gpucal import --help says what each looks for); pass --format NAME");
+}
+
+}  // namespace
+
+std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
+  std::vector<ImportedRun> runs = read_runs(path, options);
+  for (auto& run : runs) run.source_ref = options.source_ref;
+  return runs;
 }
 
 std::string gpucal_dtype(const std::string& source_type) {

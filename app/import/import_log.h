@@ -1,6 +1,7 @@
-// `gpucal import`: nccl-tests / rccl-tests text and JSON output and OSU Micro-Benchmarks output
-// read into gpucal's result schema. This header holds what a log says (runs, points, hardware
-// lines, what could not be known); import_writer.h turns it into collectives.csv / p2p.csv.
+// `gpucal import`: nccl-tests / rccl-tests text and JSON output, OSU Micro-Benchmarks output and
+// XLA's GPU performance tables read into gpucal's result schema. This header holds what a log says
+// (runs, points, hardware lines, what could not be known); import_writer.h turns it into
+// collectives.csv / p2p.csv / gemm.csv.
 //
 // One file may hold several runs (several *_perf binaries, or osu_* benchmarks, concatenated);
 // each run has its own rank list and table. A malformed log throws ImportError naming the file
@@ -28,6 +29,8 @@ struct ImportOptions {
   std::string device;                 // --device: device name when the log has none
   std::string collective;             // --collective: when neither the log nor its table tells
   std::string format = "auto";        // --format: a row of import_formats() (import_formats.h), or auto
+  std::string table_key;              // --table-key: which device's table of an XLA file holding several
+  std::string source_ref;             // --source-ref: where the file came from (repository, path, commit)
 };
 
 struct RankLine {
@@ -76,10 +79,20 @@ struct P2pPoint {
   int line = 0;
 };
 
+// One shape of a GEMM throughput table (XLA's GemmPerfTable): C[b] = A[b] (m x k) x B[b] (k x n).
+struct GemmPoint {
+  int64_t b = 1, m = 0, n = 0, k = 0;
+  std::string dtype, b_dtype, out_dtype;  // gpucal's names (bf16, fp32, fp8_e4m3, ...)
+  std::string source_key;                 // as the source names it: "bf16xbf16->bf16"
+  double flops_per_s = 0;                 // as the source gives it
+  int line = 0;
+};
+
 struct ImportedRun {
   std::string source_file;
+  std::string source_ref;  // --source-ref: where the file came from, in every row and the sidecar
   int first_line = 0;
-  std::string format;                       // nccl-tests, rccl-tests, nccl-tests-json, osu
+  std::string format;                       // nccl-tests, rccl-tests, nccl-tests-json, osu, csv, xla
   std::string impl;                         // nccl-tests, rccl-tests, osu (the CSV's impl column)
   std::string tool_version;                 // "nccl-tests 2.18.3", "rccl-tests develop:5272cd1", "OSU 7.5"
   std::string program;                      // all_reduce_perf, osu_latency, ...
@@ -103,6 +116,7 @@ struct ImportedRun {
   std::string rank_combine;  // how the source combined ranks' times
   std::vector<CollectivePoint> collectives;
   std::vector<P2pPoint> p2p;
+  std::vector<GemmPoint> gemms;
   std::vector<std::string> unknown;  // what the log does not say
   std::vector<std::string> notes;    // skipped lines, truncated tail, conversions
 };

@@ -5,4 +5,4 @@ set(GPUCAL_IMPORT_SOURCES
   app/import/import_formats.cpp app/import/import_log.cpp app/import/import_text.cpp
   app/import/import_numbers.cpp app/import/import_deduce.cpp
   app/import/import_nccl_tests.cpp app/import/import_nccl_json.cpp app/import/import_osu.cpp
-  app/import/import_csv.cpp)
+  app/import/import_csv.cpp app/import/import_xla.cpp)

@@ -65,7 +65,8 @@ Row common_row(const ImportedRun& run, const std::string& bench, int line, const
       .set("regime", "hot")
       .set("samples", int64_t{1})
       .set("status_detail", "imported from " + fs::path(run.source_file).filename().string() + ":" +
-                                std::to_string(line) + " (" + detail + ")");
+                                std::to_string(line) + " (" + detail +
+                                (run.source_ref.empty() ? "" : "; source: " + run.source_ref) + ")");
   return row;
 }
 
@@ -181,6 +182,34 @@ Row p2p_row(const ImportedRun& run, const P2pPoint& p, PointKeys& keys) {
   return row;
 }
 
+// One shape of a GEMM table: its time is the FLOP count over the source's FLOP/s.
+Row gemm_row(const ImportedRun& run, const GemmPoint& p, PointKeys& keys) {
+  Row row = common_row(run, "gemm", p.line, "the source's FLOP/s for this shape and types, one figure");
+  const int64_t flops = 2 * p.b * p.m * p.n * p.k;  // the reader bounds each dimension
+  const double time = static_cast<double>(flops) / p.flops_per_s * 1e6;
+  const std::string types = p.dtype + (p.b_dtype == p.dtype ? "" : "x" + p.b_dtype) + "->" + p.out_dtype;
+  row.set("point", keys.unique("gemm/" + run.impl + "/" + types + "/b" + std::to_string(p.b) + "/" +
+                               std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k)))
+      .set("status", "ok")
+      .set("verified", "skipped")
+      .set("time_us_median", time)
+      .set("time_us_p10", time)
+      .set("time_us_p90", time)
+      .set("time_us_mean", time)
+      .set("dtype", p.dtype)
+      .set("b_dtype", p.b_dtype)
+      .set("out_dtype", p.out_dtype)
+      .set("m", p.m)
+      .set("n", p.n)
+      .set("k", p.k)
+      .set("batch", p.b)
+      .set("flops", flops)
+      .set("flop_convention", "2mnk")
+      .set("tflops", p.flops_per_s / 1e12)
+      .set("algo_source", p.source_key);
+  return row;
+}
+
 json source_json(const ImportedRun& run, int rows) {
   json ranks = json::array();
   for (const auto& r : run.ranks)
@@ -212,6 +241,7 @@ json source_json(const ImportedRun& run, int rows) {
           {"validated", run.validated},
           {"rank_combine", run.rank_combine},
           {"rows", rows},
+          {"source_ref", run.source_ref},
           {"unknown", run.unknown},
           {"notes", run.notes}};
 }
@@ -270,11 +300,16 @@ int write_bench(const std::string& dir, const std::string& bench, const std::vec
 
 std::string describe(const ImportedRun& run) {
   std::ostringstream o;
-  o << fs::path(run.source_file).filename().string() << ":" << run.first_line << ": " << run.format << " "
-    << (run.program.empty() ? (run.collective.empty() ? run.p2p_pattern : run.collective) : run.program)
-    << ", " << run.nranks << " ranks (" << run.nranks_from << ") on " << run.nnodes << " node(s) ("
-    << run.nodes_from << "), " << (run.device.empty() ? "device unknown" : run.device) << ", "
-    << (run.collectives.empty() ? run.p2p.size() : run.collectives.size()) << " rows";
+  o << fs::path(run.source_file).filename().string() << ":" << run.first_line << ": " << run.format << " ";
+  if (!run.gemms.empty()) {
+    o << run.program << ", " << (run.device.empty() ? "device unknown" : run.device) << ", " << run.gemms.size()
+      << " rows";
+    return o.str();
+  }
+  o << (run.program.empty() ? (run.collective.empty() ? run.p2p_pattern : run.collective) : run.program) << ", "
+    << run.nranks << " ranks (" << run.nranks_from << ") on " << run.nnodes << " node(s) (" << run.nodes_from
+    << "), " << (run.device.empty() ? "device unknown" : run.device) << ", "
+    << (!run.collectives.empty() ? run.collectives.size() : run.p2p.size()) << " rows";
   return o.str();
 }
 
@@ -298,6 +333,8 @@ ImportSummary write_imported_results(const std::vector<ImportedRun>& runs, const
                                           command_line, &ImportedRun::collectives, collective_row);
     summary.p2p_rows =
         write_bench(staging.string(), "p2p", p2p_columns(), runs, command_line, &ImportedRun::p2p, p2p_row);
+    summary.gemm_rows =
+        write_bench(staging.string(), "gemm", gemm_columns(), runs, command_line, &ImportedRun::gemms, gemm_row);
     // rename(2) replaces an empty folder in one step and refuses a non-empty one: another
     // import that finished first into the same --out wins, and this one writes nothing.
     std::error_code renamed;

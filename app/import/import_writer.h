@@ -1,4 +1,4 @@
-// Imported runs -> a results folder in gpucal's schema: collectives.csv and/or p2p.csv through
+// Imported runs -> a results folder in gpucal's schema: collectives.csv, p2p.csv, gemm.csv through
 // the benches' own CsvSink and column lists, each with a JSON sidecar naming the source files,
 // their command lines and hardware lines, and what could not be known. The folder appears whole
 // or not at all: it is written beside the target and renamed into place.
@@ -14,6 +14,7 @@ namespace gpucal::calibration {
 struct ImportSummary {
   int collective_rows = 0;
   int p2p_rows = 0;
+  int gemm_rows = 0;
   std::vector<std::string> messages;  // one line per run, then warnings
 };
 

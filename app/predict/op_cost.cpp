@@ -9,6 +9,7 @@
 #include "app/fit/comm_forms.h"
 #include "app/fit/comm_interval.h"
 #include "app/fit/compute_tables.h"
+#include "app/fit/gemm_surface.h"
 #include "core/output/row.h"
 
 namespace gpucal::predict {
@@ -113,28 +114,46 @@ std::optional<OpCost> OpCoster::from_gemm_table(const ModelOp& op, std::string& 
     why = "no gemm row of this shape and no compute.gemm." + dt + " table" + calibration::left_out_as_suspect(calibration_, "gemm");
     return std::nullopt;
   }
+  const auto key = std::make_tuple(dt, op.gemm.batch, op.gemm.m, op.gemm.n, op.gemm.k);
+  if (const auto hit = gemm_cache_.find(key); hit != gemm_cache_.end()) return hit->second;
   const json& table = (*g)[dt];
-  calibration::StepTable steps;
-  for (const auto& e : table["gflops_efficiency"]) steps.emplace_back(e[0].get<double>(), e[1].get<double>());
-  const double gflop = op.flops() / 1e9;
-  double lo = INFINITY, hi = 0;
-  for (const auto& s : table["by_shape"]) {
-    lo = std::min(lo, s["gflop"].get<double>());
-    hi = std::max(hi, s["gflop"].get<double>());
-  }
-  std::optional<double> eff = calibration::step_lookup(steps, gflop);
-  if (!eff && !steps.empty()) eff = steps.back().second;  // below every bucket: the smallest's
-  const double ref = table["reference_tflops"].get<double>();
-  if (!eff || !(*eff > 0) || !(ref > 0)) {
-    why = "compute.gemm." + dt + " has no usable efficiency table";
+  auto [samples, fresh] = gemm_samples_.try_emplace(dt);
+  if (fresh)
+    for (const auto& s : table.value("by_shape", json::array()))
+      if (s.value("tflops", 0.0) > 0 && s.value("m", 0) > 0 && s.value("n", 0) > 0 && s.value("k", 0) > 0)
+        samples->second.push_back({static_cast<double>(std::max<int64_t>(1, s.value("batch", int64_t{1}))),
+                                   s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>(),
+                                   s["tflops"].get<double>()});
+  if (samples->second.empty()) {
+    why = "compute.gemm." + dt + " has no measured shape (by_shape)";
     return std::nullopt;
   }
+  const calibration::GemmEstimate e =
+      calibration::gemm_surface(samples->second, static_cast<double>(std::max<int64_t>(1, op.gemm.batch)),
+                                static_cast<double>(op.gemm.m), static_cast<double>(op.gemm.n),
+                                static_cast<double>(op.gemm.k));
   OpCost c;
-  c.time_us = op.flops() / (ref * 1e12 * *eff) * 1e6;
-  c.provenance = inside_or_not(gflop >= lo && gflop <= hi);
-  c.method = "flops / (" + fmt(ref) + " TFLOP/s x efficiency " + fmt(*eff) + " of the " + fmt(gflop) +
-             " GFLOP bucket)";
-  c.sources.push_back("calibration compute.gemm." + dt + ".gflops_efficiency");
+  c.time_us = op.flops() / (e.tflops * 1e12) * 1e6;
+  c.provenance = inside_or_not(e.outside_octaves == 0);
+  c.method = "flops / " + fmt(e.tflops) + " TFLOP/s (the GEMM surface: " + e.rule +
+             (e.outside_octaves > 0 ? ", " + fmt(e.outside_octaves) + " octaves outside the measured shapes" : "") +
+             ")";
+  c.sources.push_back("calibration compute.gemm." + dt + ".by_shape");
+  // The interval: the 90th percentile of the every-3rd held-out shapes' errors, wider by one
+  // such width per octave outside the measured shapes.
+  const json heldout = table.value("heldout", json::object());
+  if (heldout.contains("interval_half_width_pct")) {
+    const double half = heldout["interval_half_width_pct"].get<double>() / 100.0 * (1.0 + e.outside_octaves);
+    c.has_interval = true;
+    c.lo_us = c.time_us / (1.0 + half);
+    c.hi_us = c.time_us * (1.0 + half);
+    c.interval_rule = "the GEMM surface's 90th-percentile held-out error (" +
+                      fmt(heldout["interval_half_width_pct"].get<double>()) + "%)" +
+                      (e.outside_octaves > 0 ? ", x" + fmt(1.0 + e.outside_octaves) + " for the octaves outside" : "");
+  } else {
+    c.interval_rule = "none: compute.gemm." + dt + " has too few shapes to score (6 or more)";
+  }
+  gemm_cache_.emplace(key, c);
   return c;
 }
 

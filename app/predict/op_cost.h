@@ -4,8 +4,8 @@
 //      general sweep row of the same shape counts too); rows that name the op in op_role win,
 //      then the fastest implementation (time_us_median);
 //   2. the calibration tables (RESULTS_DIR/calibration.json, else built from the folder):
-//      GEMMs from compute.gemm.<dtype>.gflops_efficiency (time = flops / (reference_tflops x
-//      efficiency of the op's GFLOP bucket)); attention from compute.attention's by_seq (TFLOP/s
+//      GEMMs from the GEMM surface over compute.gemm.<dtype>.by_shape (app/fit/gemm_surface.h:
+//      TFLOP/s as a local quadratic in log2 of batch, m, n, k); attention from compute.attention's by_seq (TFLOP/s
 //      interpolated in log2 seq_kv); memory ops from memory.ops.<kernel>.<dtype>.by_bytes
 //      (bandwidth interpolated in log2 bytes moved, bench_memory's bytes_moved convention);
 //      collectives from the communication model (comm_model.h); p2p messages from
@@ -14,16 +14,21 @@
 // extrapolated (outside it: the nearest end's efficiency or bandwidth).
 // Interval (lo_us, hi_us): a measured row's time_us_p10..time_us_p90; a collective's the
 // communication model's 90% interval (comm_model.h); a p2p message's its group's conformal
-// interval (comm_interval.h); none (has_interval false, lo = hi = time) for the compute tables.
+// interval (comm_interval.h); a GEMM's the surface's 90th-percentile held-out error, one such
+// width more per octave outside the measured shapes; none (has_interval false, lo = hi = time) for
+// the attention and memory tables.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/fit/comm_model.h"
+#include "app/fit/gemm_surface.h"
 #include "app/common/results_dir.h"
 #include "core/model/workload.h"
 
@@ -69,6 +74,10 @@ class OpCoster {
   CostOptions options_;
   std::unique_ptr<calibration::CommModel> comm_;
   std::string comm_error_;
+  // The GEMM surface's shapes per dtype and its answers per (dtype, batch, m, n, k): a sweep asks
+  // the same shapes for every layout.
+  mutable std::map<std::string, std::vector<calibration::GemmSample>> gemm_samples_;
+  mutable std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, OpCost> gemm_cache_;
 };
 
 // Ranks of a layout's group that share a node, Megatron's rank order (tp fastest, then cp,

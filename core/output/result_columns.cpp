@@ -39,4 +39,16 @@ const std::vector<std::string>& p2p_columns() {
   return columns;
 }
 
+const std::vector<std::string>& gemm_columns() {
+  static const std::vector<std::string> columns = {
+    "dtype", "b_dtype", "compute_type", "math_type", "out_dtype", "layout", "m", "n", "k", "batch", "alpha", "beta",
+    "scale_a", "scale_b", "flops", "flop_convention", "bytes", "arith_intensity_flop_per_byte", "tflops",
+    "peak_tflops", "peak_source", "efficiency", "efficiency_vs_best_so_far", "achieved_gbps", "roofline_bound",
+    "roofline_time_us", "algo", "algo_source", "algo_id", "solution_index", "algo_rank", "tile", "stages", "split_k",
+    "swizzle", "reduction_scheme", "workspace_bytes", "workspace_limit_bytes", "library_waves", "sms", "tile_m",
+    "tile_n", "tiles", "waves", "wave_efficiency", "tile_efficiency", "heuristic_time_us", "autotune_candidates",
+    "autotune_gain", "rotate_copies", "graph_launches", "verify_method", "verified_elements", "tolerance"};
+  return columns;
+}
+
 }  // namespace gpucal

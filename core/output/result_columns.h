@@ -1,6 +1,7 @@
 // Bench-specific CSV columns (after the common ones of csv_sink.h), one list per bench that
-// more than one writer fills: bench_collectives and bench_p2p write them, and so does
-// `gpucal import` for nccl-tests/rccl-tests/OSU logs. Documented in results/SCHEMA.md.
+// more than one writer fills: bench_collectives, bench_p2p and bench_gemm write them, and so does
+// `gpucal import` (nccl-tests, rccl-tests and OSU logs; XLA's performance tables). Documented in
+// results/SCHEMA.md.
 #pragma once
 
 #include <string>
@@ -10,5 +11,6 @@ namespace gpucal {
 
 const std::vector<std::string>& collectives_columns();
 const std::vector<std::string>& p2p_columns();
+const std::vector<std::string>& gemm_columns();
 
 }  // namespace gpucal

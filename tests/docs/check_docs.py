@@ -8,7 +8,8 @@ whose first line is `# GPU only` is checked for its programs and verbs alone.
 
 A generated block, the text between `<!-- generated: COMMAND -->` and `<!-- end generated -->`
 (a table of a registry's rows: `gpucal list WHAT --markdown`, `bench_gemm --list-impls
---markdown`), must be what COMMAND prints now, run with the build's programs; a block that
+--markdown`; a scored comparison: `python3 tests/fidelity/SCRIPT.py build/app/gpucal ... {tmp}`,
+the build's gpucal and a fresh folder), must be what COMMAND prints now, run with the build's programs; a block that
 differs is a problem naming the page, line and command. With --update the blocks are rewritten
 in place from their commands' output instead, and nothing else is checked.
 
@@ -22,8 +23,10 @@ import glob
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import unicodedata
 
 README_MAX_LINES = 300
@@ -326,16 +329,29 @@ def generated_output(root, build, cmd):
         words = shlex.split(cmd)
     except ValueError as e:
         return None, f'cannot split the command: {e}'
-    name = os.path.basename(words[0]) if words else ''
-    path = program_path(build, name)
-    if path is None:
-        return None, 'not a gpucal or bench_* command'
-    if not os.access(path, os.X_OK):
-        return None, f'{os.path.relpath(path, build)} is not built'
+    scratch = None
+    if len(words) > 1 and words[0] == 'python3' and re.fullmatch(r'tests/[\w/]+\.py', words[1]):
+        # A test script of the tree (a scored comparison): build/app/gpucal is the build's, {tmp}
+        # a fresh folder.
+        scratch = tempfile.mkdtemp(prefix='check_docs_')
+        argv = [sys.executable, os.path.join(root, words[1])] + [
+            program_path(build, 'gpucal') if w == 'build/app/gpucal' else w.replace('{tmp}', scratch)
+            for w in words[2:]]
+    else:
+        name = os.path.basename(words[0]) if words else ''
+        path = program_path(build, name)
+        if path is None:
+            return None, 'not a gpucal or bench_* command, or a python3 tests/ script'
+        if not os.access(path, os.X_OK):
+            return None, f'{os.path.relpath(path, build)} is not built'
+        argv = [path] + words[1:]
     try:
-        r = subprocess.run([path] + words[1:], capture_output=True, text=True, timeout=60, cwd=root)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=root)
     except subprocess.TimeoutExpired:
         return None, 'did not finish in 60 s'
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     if r.returncode != 0:
         first = (r.stderr.strip() or r.stdout.strip()).split('\n')[0]
         return None, f'exit {r.returncode}: {first}'

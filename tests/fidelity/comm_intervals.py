@@ -93,7 +93,9 @@ def predict(gpucal, calibration, key, sizes):
 
 
 def import_log(gpucal, fixtures, name, dest):
-    run([gpucal, "import", os.path.join(fixtures, name + ".log"), "--out", dest] + IMPORT_FLAGS.get(name, []))
+    # A name with its extension (an XLA table, tests/fixtures/xla_tables) is the file itself.
+    path = os.path.join(fixtures, name if "." in name else name + ".log")
+    run([gpucal, "import", path, "--out", dest] + IMPORT_FLAGS.get(name, []))
 
 
 def evaluate_log(gpucal, fixtures, work, name):

@@ -1,5 +1,5 @@
 // libFuzzer target: `gpucal import`'s readers (app/import/import_log.h): nccl-tests /
-// rccl-tests text and -J JSON, OSU output. Any bytes import or throw ImportError (a one-line
+// rccl-tests text and -J JSON, OSU output, CSV, XLA's performance tables. Any bytes import or throw ImportError (a one-line
 // error naming the file and line), never anything else; what imports has positive sizes and
 // positive finite times, and rank and node counts that agree.
 #include <unistd.h>
@@ -26,6 +26,8 @@ void check(const ImportedRun& run) {
     if (!(p.size_bytes > 0) || !std::isfinite(p.time_us) || !(p.time_us > 0)) std::abort();
   for (const auto& p : run.p2p)
     if (!(p.size_bytes > 0) || !std::isfinite(p.time_us) || !(p.time_us > 0)) std::abort();
+  for (const auto& g : run.gemms)
+    if (g.b < 1 || g.m < 1 || g.n < 1 || g.k < 1 || !std::isfinite(g.flops_per_s) || !(g.flops_per_s > 0)) std::abort();
 }
 
 }  // namespace

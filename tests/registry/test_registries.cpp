@@ -102,13 +102,15 @@ TEST(Registries, ExportTargets) {
 }
 
 // Every import format has help, a rule and a reader, and a sample it recognizes and reads: a
-// public log of tests/fixtures/comm_logs or a hand-written one in tests/fixtures/import_formats.
+// public log of tests/fixtures/comm_logs, a public table of tests/fixtures/xla_tables or a
+// hand-written one in tests/fixtures/import_formats.
 TEST(Registries, ImportFormats) {
   const std::map<std::string, std::string> samples{
       {"nccl-tests", "tests/fixtures/comm_logs/nccl_l40s_tcp_2x1.log"},
       {"osu", "tests/fixtures/comm_logs/osu_bw_alps_slingshot_ompi.log"},
       {"nccl-tests-json", "tests/fixtures/import_formats/nccl-tests-json.json"},
-      {"csv", "tests/fixtures/import_formats/csv.csv"}};
+      {"csv", "tests/fixtures/import_formats/csv.csv"},
+      {"xla", "tests/fixtures/xla_tables/xla_matmul_excerpt.h"}};
   const std::filesystem::path sources(GPUCAL_SOURCE_DIR);
   for (const auto& f : calibration::import_formats()) {
     EXPECT_FALSE(f.help.empty()) << f.name;

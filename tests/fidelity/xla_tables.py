@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""gpucal's models scored on XLA's measured H100 tables (tests/fixtures/xla_tables), held out.
+
+GEMM (xla_matmul_sm90.txtpb): `gpucal import` then `gpucal fit`; fit scores, per dtype, the GEMM
+surface `gpucal predict` uses (app/fit/gemm_surface.h) beside log-log interpolation in FLOP count and
+XLA's own interpolation rule, on three splits: every 3rd shape, every shape of one k, every shape of
+one batch (calibration.json compute.gemm.<dtype>.heldout). Reported: median and worst error.
+
+Collectives (xla_collective_sm90.txtpb): every 3rd size of each group held out, fitted and predicted
+with `gpucal predict-comm` as tests/fidelity/comm_intervals.py does for the public nccl-tests logs:
+median error, log-log's, and the coverage of the 90% intervals; then rank extrapolation: the groups
+of 2 and 4 ranks fitted, every size of 8 ranks predicted.
+
+--check (the ctest): the tables import, fit and predict; on every split the surface's median error
+is below both baselines'. Exit 1 on a failed check, never on a missed target (a result to report:
+GEMM median <= 5%, collectives median <= 5%, coverage 85-95%).
+
+--markdown: the report as a fenced block (docs/fidelity.md holds it as a generated block).
+
+Usage: xla_tables.py GPUCAL FIXTURE_DIR WORK_DIR [--check] [--out FILE] [--markdown]
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import comm_intervals as ci  # noqa: E402
+
+GEMM_TABLE = "xla_matmul_sm90.txtpb"
+COLLECTIVE_TABLE = "xla_collective_sm90.txtpb"
+
+
+def gemm_scores(gpucal, fixtures, work):
+    out = os.path.join(work, "gemm")
+    ci.run([gpucal, "import", os.path.join(fixtures, GEMM_TABLE), "--out", out])
+    ci.run([gpucal, "fit", out])
+    with open(os.path.join(out, "calibration.json")) as f:
+        gemm = json.load(f)["compute"]["gemm"]
+    return {dtype: table["heldout"] for dtype, table in gemm.items()}
+
+
+def rank_extrapolation(gpucal, fixtures, work):
+    """Fit the 2- and 4-rank groups, predict every size of the 8-rank ones: [(measured, predicted, lo, hi)]."""
+    full = os.path.join(work, "collectives", "full")
+    ci.import_log(gpucal, fixtures, COLLECTIVE_TABLE, full)
+    train = os.path.join(work, "collectives", "ranks_2_4")
+    shutil.rmtree(train, ignore_errors=True)
+    shutil.copytree(full, train)
+    with open(os.path.join(full, "collectives.csv"), newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, list(reader)
+    with open(os.path.join(train, "collectives.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for r in rows:
+            if r["nranks"] != "8":
+                writer.writerow(r)
+    ci.run([gpucal, "fit", train])
+    points = {}
+    for key, g in ci.groups_of(rows).items():
+        if key[2] != "8":
+            continue
+        sizes = sorted(float(r["size_bytes"]) for r in g)
+        target = (key[0], key[1], "8", "8", "1")
+        predicted = {p["size_bytes"]: p for p in ci.predict(gpucal, os.path.join(train, "calibration.json"), target, sizes)}
+        for r in g:
+            p = predicted[float(int(float(r["size_bytes"])))]
+            iv = p["interval"]
+            lo, hi = (iv["lo_s"] * 1e6, iv["hi_s"] * 1e6) if iv else (math.nan, math.nan)
+            points.setdefault(key[0], []).append((float(r["time_us_median"]), p["time_s"] * 1e6, lo, hi))
+    return points
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gpucal")
+    ap.add_argument("fixtures")
+    ap.add_argument("work")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--out", default="")
+    ap.add_argument("--markdown", action="store_true", help="print the report as a fenced block")
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    lines, failures = [], []
+
+    lines.append("GEMM, XLA's H100 table: held-out TFLOP/s error, median % (worst %)")
+    lines.append(f"{'dtype':10} {'held out':26} {'shapes':>6}  {'gpucal surface':>15} {'log-log FLOPs':>15} {'XLA rule':>15}")
+    surface_medians = []
+    for dtype, scores in sorted(gemm_scores(a.gpucal, a.fixtures, a.work).items()):
+        for s in scores["splits"]:
+            cells = []
+            for rule in ("surface", "loglog_flops", "xla_rule"):
+                e = s[rule]
+                cells.append(f"{e['median_pct']:.1f} ({e['max_pct']:.0f})" if "median_pct" in e else "-")
+            lines.append(f"{dtype:10} {s['split']:26} {s['held_out']:6d}  {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+            surface = s["surface"]["median_pct"]
+            surface_medians.append(surface)
+            for rule in ("loglog_flops", "xla_rule"):
+                if "median_pct" in s[rule] and not surface < s[rule]["median_pct"]:
+                    failures.append(f"gemm {dtype} {s['split']}: the surface's median {surface:.2f}% is not below "
+                                    f"{rule}'s {s[rule]['median_pct']:.2f}%")
+    worst_dtype_median = max(surface_medians)
+    lines.append(f"target GEMM median held-out error <= 5% on every split: "
+                 f"{'met' if worst_dtype_median <= 5 else 'NOT met'} (largest split median {worst_dtype_median:.1f}%)")
+
+    lines.append("")
+    lines.append("Collectives, XLA's 8x H100 table: every 3rd size held out")
+    points = ci.evaluate_log(a.gpucal, a.fixtures, os.path.join(a.work, "collectives_heldout"), COLLECTIVE_TABLE)
+    summary = ci.summary(points)
+    lines.append(f"{'':40} {'points':>6} {'median_err%':>11} {'loglog%':>8} {'coverage%':>9}")
+    lines.append(f"{'all sizes':40} {summary['points']:6d} {summary['median_err_pct']:11.2f} "
+                 f"{summary['median_loglog_pct']:8.2f} {summary['coverage_pct']:9.1f}")
+    # The bandwidth-bound sizes (>= 1 MiB): below them XLA's table is launch noise (1 KiB slower than 64 KiB).
+    full_rows = ci.read_rows(os.path.join(a.work, "collectives_heldout", COLLECTIVE_TABLE, "full", "collectives.csv"))
+    big_times = {float(r["time_us_median"]) for r in full_rows if float(r["size_bytes"]) >= 1 << 20}
+    big = [p for p in points if p[0] in big_times]
+    if big:
+        s = ci.summary(big)
+        lines.append(f"{'sizes >= 1 MiB':40} {s['points']:6d} {s['median_err_pct']:11.2f} "
+                     f"{s['median_loglog_pct']:8.2f} {s['coverage_pct']:9.1f}")
+    lines.append(f"target collectives median held-out error <= 5%: "
+                 f"{'met' if summary['median_err_pct'] <= 5 else 'NOT met'} ({summary['median_err_pct']:.1f}% of "
+                 f"{summary['points']} points); 90% interval coverage in 85-95%: "
+                 f"{'met' if 85 <= summary['coverage_pct'] <= 95 else 'NOT met'} ({summary['coverage_pct']:.1f}%)")
+
+    lines.append("")
+    lines.append("Collectives, rank extrapolation: groups of 2 and 4 fitted, every size at 8 ranks predicted")
+    lines.append(f"{'collective':40} {'points':>6} {'median_err%':>11} {'coverage%':>9}")
+    everything = []
+    for collective, pts in sorted(rank_extrapolation(a.gpucal, a.fixtures, a.work).items()):
+        everything += pts
+        err = statistics.median(abs(p - m) / m * 100 for m, p, _, _ in pts)
+        cov = [lo <= m <= hi for m, _, lo, hi in pts if not math.isnan(lo)]
+        lines.append(f"{collective:40} {len(pts):6d} {err:11.2f} {100.0 * sum(cov) / max(1, len(cov)):9.1f}")
+    if everything:
+        err = statistics.median(abs(p - m) / m * 100 for m, p, _, _ in everything)
+        cov = [lo <= m <= hi for m, _, lo, hi in everything if not math.isnan(lo)]
+        lines.append(f"{'overall':40} {len(everything):6d} {err:11.2f} {100.0 * sum(cov) / max(1, len(cov)):9.1f}")
+    else:
+        failures.append("rank extrapolation: no 8-rank prediction")
+    text = "\n".join(lines)
+    print("```text\n" + text + "\n```" if a.markdown else text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    for f in failures:
+        print("CHECK FAILED:", f)
+    return 1 if (failures and a.check) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
