@@ -133,4 +133,21 @@ std::string ensure_dir(const std::string& out_dir, const std::string& sub) {
 
 void write_text_file(const std::string& path, const std::string& text) { write_file_atomic(path, text); }
 
+std::string calibration_device_name(const nlohmann::json& calibration) {
+  if (!calibration.contains("run_metadata") || !calibration["run_metadata"].is_object()) return "";
+  for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
+    (void)bench;
+    if (!sidecar.is_object()) continue;
+    if (sidecar.contains("device") && sidecar["device"].is_object() && sidecar["device"].contains("name") &&
+        sidecar["device"]["name"].is_string())
+      return sidecar["device"]["name"].get<std::string>();
+    if (sidecar.contains("sources") && sidecar["sources"].is_array())
+      for (const auto& source : sidecar["sources"])
+        if (source.is_object() && source.contains("device") && source["device"].is_string() &&
+            !source["device"].get<std::string>().empty())
+          return source["device"].get<std::string>();
+  }
+  return "";
+}
+
 }  // namespace gpucal::calibration

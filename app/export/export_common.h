@@ -64,6 +64,9 @@ std::optional<int> dtype_size_bytes(const std::string& dtype);
 
 
 std::string ensure_dir(const std::string& out_dir, const std::string& sub);
+// The measured device's name: a bench sidecar's device.name, else an imported log's
+// sources[].device (gpucal import: the log's GPU name, or --device); "" when none says.
+std::string calibration_device_name(const nlohmann::json& calibration);
 // A number as JSON/YAML/CSV text: shortest round-trip form, never "1e+02" for integers.
 std::string format_number(double value);
 void write_text_file(const std::string& path, const std::string& text);

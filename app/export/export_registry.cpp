@@ -11,6 +11,7 @@ ExportReport export_calculon(const nlohmann::json&, const ExportSettings&, const
 ExportReport export_astrasim(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_nersc(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_vtrain(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
+ExportReport export_xla(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_chakra(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 ExportReport export_simai(const nlohmann::json&, const ExportSettings&, const std::string& out_dir);
 
@@ -28,6 +29,9 @@ const std::vector<ExportTarget>& export_targets() {
       {.name = "vtrain", .tool = "vTrain",
        .help = "nccl-tests-style allreduce tables per GPU count, 1 MiB to 1 GiB in 1 MiB steps",
        .needs_group = true, .write = export_vtrain},
+      {.name = "xla", .tool = "XLA",
+       .help = "XLA's matmul and collective perf tables (textproto) for the device, every grid point XLA looks up",
+       .gpu_only = true, .write = export_xla},
       {.name = "chakra", .tool = "ASTRA-sim (Chakra traces)",
        .help = "a Chakra execution trace per rank and the communicator groups, from --model and the layout",
        .workload = true, .write = export_chakra},

@@ -24,6 +24,9 @@ struct ExportTarget {
   // Describes the network between GPUs, so it needs a communication group (2+ ranks) measured:
   // `gpucal run` with one rank calls it not applicable rather than refused (launch_plan.h).
   bool needs_group = false;
+  // Describes a GPU (its tables are keyed by the GPU's architecture): `gpucal run` on the host
+  // backend calls it not applicable rather than refused.
+  bool gpu_only = false;
   ExportReport (*write)(const nlohmann::json& calibration, const ExportSettings& settings,
                         const std::string& out_dir) = nullptr;
 };

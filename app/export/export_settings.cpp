@@ -49,6 +49,8 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
        {"allgather_reducescatter", "allgather", "allreduce"}},
       {"vtrain_gpu_name", K::kText, "name",
        "vTrain gpu_name and the LUT folder <trace_path>/<name lowercased>/"},
+      {"xla_device_key", K::kText, "key",
+       "XLA's name of the device in its perf tables (sm_90, sm_100_B200, gfx950, ...; default from the device name)"},
   };
   return specs;
 }

@@ -49,25 +49,7 @@ std::string gpu_folder_name(const json& calibration, const ExportSettings& setti
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
     return s;
   }
-  // A bench's sidecar names its device under device.name; an imported log's under
-  // sources[].device (gpucal import: the log's GPU name, or --device).
-  std::string name;
-  if (calibration.contains("run_metadata") && calibration["run_metadata"].is_object())
-    for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
-      (void)bench;
-      if (!sidecar.is_object()) continue;
-      if (sidecar.contains("device") && sidecar["device"].is_object() && sidecar["device"].contains("name") &&
-          sidecar["device"]["name"].is_string())
-        name = sidecar["device"]["name"].get<std::string>();
-      else if (sidecar.contains("sources") && sidecar["sources"].is_array())
-        for (const auto& source : sidecar["sources"])
-          if (source.is_object() && source.contains("device") && source["device"].is_string() &&
-              !source["device"].get<std::string>().empty()) {
-            name = source["device"].get<std::string>();
-            break;
-          }
-      if (!name.empty()) break;
-    }
+  const std::string name = calibration_device_name(calibration);
   std::string out;
   for (unsigned char c : name) {
     const char l = static_cast<char>(std::tolower(c));

@@ -3,4 +3,4 @@
 # target (tests/fuzz/CMakeLists.txt) both build this list; the workload targets (chakra, simai)
 # need the step's prediction and are listed in app/CMakeLists.txt (the fuzz target stands them in
 # with tests/fuzz/workload_writers_absent.cpp).
-set(GPUCAL_EXPORT_WRITERS export_calculon.cpp export_astrasim.cpp export_nersc.cpp export_vtrain.cpp)
+set(GPUCAL_EXPORT_WRITERS export_calculon.cpp export_astrasim.cpp export_nersc.cpp export_vtrain.cpp export_xla.cpp)

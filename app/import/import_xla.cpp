@@ -23,6 +23,7 @@
 
 #include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
+#include "app/import/xla_names.h"
 #include "app/import/xla_perf_table.pb.h"
 #include "core/registry/registry.h"
 
@@ -242,12 +243,9 @@ std::vector<ImportedRun> gemm_runs(const std::string& path, const TableText& t, 
 
 // XLA's opcode -> gpucal's collective name; "" for those gpucal does not measure.
 std::string collective_of_opcode(const std::string& opcode) {
-  static const std::map<std::string, std::string> names{{"all-reduce", "allreduce"},
-                                                        {"all-gather", "allgather"},
-                                                        {"reduce-scatter", "reduce_scatter"},
-                                                        {"all-to-all", "alltoall"}};
-  const auto it = names.find(opcode);
-  return it == names.end() ? "" : it->second;
+  for (const auto& [collective, xla] : xla_collective_opcodes())
+    if (xla == opcode) return collective;
+  return "";
 }
 
 std::vector<ImportedRun> collective_runs(const std::string& path, const TableText& t,

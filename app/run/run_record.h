@@ -46,6 +46,8 @@ struct RunRecord {
   // Exports that need a communication group, refused on a one-rank run (ExportTarget::needs_group):
   // not applicable there, so not counted as missing. Their reports stay in `exports`.
   std::vector<std::string> exports_not_applicable;
+  // Of those, the GPU-only exports on a host-backend run (ExportTarget::gpu_only).
+  std::vector<std::string> exports_not_for_host;
   std::string export_error;
   std::vector<StandIn> stand_ins;
   PredictOutcome predict;

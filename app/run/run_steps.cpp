@@ -1,5 +1,6 @@
 #include "app/run/run_steps.h"
 
+#include <algorithm>
 #include <sys/wait.h>
 
 #include <CLI/CLI.hpp>
@@ -126,6 +127,10 @@ void export_step(RunRecord& r, std::ostream& log) {
         written += (written.empty() ? "" : ", ") + target;
       else if (row.needs_group && !r.single_rank.empty())
         r.exports_not_applicable.push_back(target);
+      else if (row.gpu_only && r.device_field("backend") == "host") {
+        r.exports_not_applicable.push_back(target);
+        r.exports_not_for_host.push_back(target);
+      }
       else
         refused += "; " + target + " refused (" + report.refused.front() + ")";
       r.exports.push_back(std::move(report));
@@ -137,11 +142,15 @@ void export_step(RunRecord& r, std::ostream& log) {
   }
   int ok = 0;
   for (const auto& e : r.exports) ok += e.ok();
-  std::string not_applicable;
-  for (const auto& t : r.exports_not_applicable) not_applicable += (not_applicable.empty() ? "" : ", ") + t;
+  std::string not_applicable, not_for_host;
+  for (const auto& t : r.exports_not_applicable)
+    if (std::find(r.exports_not_for_host.begin(), r.exports_not_for_host.end(), t) == r.exports_not_for_host.end())
+      not_applicable += (not_applicable.empty() ? "" : ", ") + t;
+  for (const auto& t : r.exports_not_for_host) not_for_host += (not_for_host.empty() ? "" : ", ") + t;
   log << step_label("exports") << ok << " of " << r.exports.size() - r.exports_not_applicable.size() << " written"
       << (written.empty() ? "" : ": " + written) << refused
       << (not_applicable.empty() ? "" : "; not applicable with one rank: " + not_applicable)
+      << (not_for_host.empty() ? "" : "; not applicable on the host backend: " + not_for_host)
       << (ok ? " (export/<tool>/NOTES.md: what fills each field)" : "") << "\n";
 }
 

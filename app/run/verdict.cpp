@@ -176,13 +176,17 @@ std::string exports_sentence(const RunRecord& r) {
   if (!r.export_error.empty()) return "exports: failed: " + r.export_error;
   if (r.exports.empty()) return "exports: none (nothing was fitted)";
   int ok = 0;
-  std::string written, refused, not_applicable;
+  std::string written, refused, not_applicable, not_for_host;
+  const auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
   for (const auto& e : r.exports) {
     ok += e.ok();
     if (e.ok())
       add_item(written, e.consumer);
-    else if (std::find(r.exports_not_applicable.begin(), r.exports_not_applicable.end(), e.consumer) !=
-             r.exports_not_applicable.end())
+    else if (listed(r.exports_not_for_host, e.consumer))
+      add_item(not_for_host, e.consumer);
+    else if (listed(r.exports_not_applicable, e.consumer))
       add_item(not_applicable, e.consumer);
     else
       refused += (refused.empty() ? "; refused: " : ", ") + e.consumer + " (" + e.refused.front() + ")";
@@ -192,7 +196,8 @@ std::string exports_sentence(const RunRecord& r) {
                   (written.empty() ? "" : " (" + written + ")") + refused +
                   (not_applicable.empty() ? ""
                                           : "; not applicable with one rank (they describe the network between "
-                                            "GPUs): " + not_applicable);
+                                            "GPUs): " + not_applicable) +
+                  (not_for_host.empty() ? "" : "; not applicable on the host backend (they describe a GPU): " + not_for_host);
   if (!r.stand_ins.empty())
     s += "; " + std::to_string(r.stand_ins.size()) +
          " figures no bench measures were supplied by gpucal run (summary.md: Stand-ins)";

@@ -197,7 +197,7 @@ TEST(Export, RefusedConsumerWritesNothingAndEveryLineNamesItsRemedy) {
                                       "peak_tflops\ngemm,a,ok,hot,10,1,1,1,bf16,64,64,64,1,524288,0.5,900\n";
   const json calibration = build_calibration(load_results_dir(dir));
   const auto reports = export_to(calibration, "all", dir + "/export");
-  ASSERT_EQ(reports.size(), 4u);
+  ASSERT_EQ(reports.size(), 5u);
   for (const auto& r : reports) {
     EXPECT_FALSE(r.ok()) << r.consumer;
     EXPECT_TRUE(r.files_written.empty()) << r.consumer;
@@ -221,14 +221,16 @@ TEST(Export, SyntheticResultsFolderExportsEveryConsumerWithSettings) {
   testing::write_synthetic_results(dir + "/results");
   const json calibration = build_calibration(load_results_dir(dir + "/results"));
   const ExportSettings settings = ExportSettings::parse(
-      {"vector_tflops=60", "processor_usage=0.05", "offload_gbps=50", "offload_gib=512", "nodes=4"});
+      {"vector_tflops=60", "processor_usage=0.05", "offload_gbps=50", "offload_gib=512", "nodes=4",
+       "xla_device_key=sm_90"});
   // The synthetic folder has no reduce_scatter and its inter-node group is allreduce only, so
-  // Calculon refuses the missing ops' figures; NERSC, ASTRA-sim and vTrain export.
+  // Calculon refuses the missing ops' figures; NERSC, ASTRA-sim, vTrain and XLA export.
   const auto reports = export_to(calibration, "all", dir + "/export", settings);
-  ASSERT_EQ(reports.size(), 4u);
+  ASSERT_EQ(reports.size(), 5u);
   EXPECT_FALSE(reports[0].ok());
   for (const auto& line : reports[0].refused) EXPECT_EQ(line.rfind("networks[", 0), 0u) << line;
-  for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(reports[i].ok()) << format_export_report(reports[i]);
+  for (std::size_t i = 1; i < 5; ++i) EXPECT_TRUE(reports[i].ok()) << format_export_report(reports[i]);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/export/xla/matmul_perf_table.txtpb"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/nersc/system.json"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/astrasim/network.yml"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/export/vtrain/synthetic_gpu/AR_GPU4_1M_1024M_LUT"));
