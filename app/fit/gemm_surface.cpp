@@ -48,56 +48,69 @@ std::optional<double> intercept(const std::vector<std::vector<double>>& features
 
 }  // namespace
 
-GemmEstimate gemm_surface(const std::vector<GemmSample>& samples, double batch, double m, double n, double k) {
-  if (samples.empty()) throw std::invalid_argument("gemm_surface: no measured shape");
-  if (!(batch > 0 && m > 0 && n > 0 && k > 0)) throw std::invalid_argument("gemm_surface: a non-positive shape");
+namespace {
+
+// The measured range per coordinate and of the throughputs.
+struct TableRange {
   Coords lo, hi;
-  lo.fill(INFINITY);
-  hi.fill(-INFINITY);
   double tmin = INFINITY, tmax = 0;
+};
+
+TableRange range_of(const std::vector<GemmSample>& samples) {
+  TableRange r;
+  r.lo.fill(INFINITY);
+  r.hi.fill(-INFINITY);
   for (const auto& s : samples) {
     const Coords c = coords_of(s);
     for (int d = 0; d < 4; ++d) {
-      lo[d] = std::min(lo[d], c[d]);
-      hi[d] = std::max(hi[d], c[d]);
+      r.lo[d] = std::min(r.lo[d], c[d]);
+      r.hi[d] = std::max(r.hi[d], c[d]);
     }
-    tmin = std::min(tmin, s.tflops);
-    tmax = std::max(tmax, s.tflops);
+    r.tmin = std::min(r.tmin, s.tflops);
+    r.tmax = std::max(r.tmax, s.tflops);
   }
+  return r;
+}
+
+double squared_distance(const Coords& a, const Coords& b) {
+  double d2 = 0;
+  for (int d = 0; d < 4; ++d) d2 += (a[d] - b[d]) * (a[d] - b[d]);
+  return d2;
+}
+
+}  // namespace
+
+GemmEstimate gemm_surface(const std::vector<GemmSample>& samples, double batch, double m, double n, double k) {
+  if (samples.empty()) throw std::invalid_argument("gemm_surface: no measured shape");
+  if (!(batch > 0 && m > 0 && n > 0 && k > 0)) throw std::invalid_argument("gemm_surface: a non-positive shape");
+  const TableRange range = range_of(samples);
   GemmEstimate e;
   Coords q = coords_of(batch, m, n, k);
   for (int d = 0; d < 4; ++d) {
-    const double clamped = std::clamp(q[d], lo[d], hi[d]);
+    const double clamped = std::clamp(q[d], range.lo[d], range.hi[d]);
     e.outside_octaves += std::abs(q[d] - clamped);
     q[d] = clamped;
   }
-  for (const auto& s : samples) {
-    const Coords c = coords_of(s);
-    if (c == q) {
+  for (const auto& s : samples)
+    if (coords_of(s) == q) {
       e.tflops = s.tflops;
       e.rule = "the measured shape";
       return e;
     }
-  }
   std::vector<std::vector<double>> quad, line, mean;
   std::vector<double> y, w;
   int near = 0;
   for (const auto& s : samples) {
     const Coords c = coords_of(s);
-    std::array<double, 4> u{};
-    double d2 = 0;
-    for (int d = 0; d < 4; ++d) {
-      u[d] = c[d] - q[d];
-      d2 += u[d] * u[d];
-    }
+    const double d2 = squared_distance(c, q);
     const double weight = std::exp(-d2 / (2 * kBandwidthOctaves * kBandwidthOctaves));
     if (weight < 1e-12) continue;
     if (d2 <= 4 * kBandwidthOctaves * kBandwidthOctaves) ++near;
-    std::vector<double> f{1.0, u[0], u[1], u[2], u[3]};
+    std::vector<double> f{1.0, c[0] - q[0], c[1] - q[1], c[2] - q[2], c[3] - q[3]};
     line.push_back(f);
     mean.push_back({1.0});
-    for (int i = 0; i < 4; ++i)
-      for (int j = i; j < 4; ++j) f.push_back(u[i] * u[j]);
+    for (int i = 1; i <= 4; ++i)
+      for (int j = i; j <= 4; ++j) f.push_back(f[i] * f[j]);
     quad.push_back(f);
     y.push_back(std::log(s.tflops));
     w.push_back(weight);
@@ -118,19 +131,15 @@ GemmEstimate gemm_surface(const std::vector<GemmSample>& samples, double batch, 
   }
   if (!at) {  // every shape too far for a weight: the nearest one
     double best = INFINITY;
-    for (const auto& s : samples) {
-      const Coords c = coords_of(s);
-      double d2 = 0;
-      for (int d = 0; d < 4; ++d) d2 += (c[d] - q[d]) * (c[d] - q[d]);
-      if (d2 < best) {
+    for (const auto& s : samples)
+      if (const double d2 = squared_distance(coords_of(s), q); d2 < best) {
         best = d2;
         e.tflops = s.tflops;
       }
-    }
     e.rule = "the nearest shape";
     return e;
   }
-  e.tflops = std::clamp(std::exp(*at), tmin, tmax);
+  e.tflops = std::clamp(std::exp(*at), range.tmin, range.tmax);
   return e;
 }
 

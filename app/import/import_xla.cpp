@@ -248,6 +248,43 @@ std::string collective_of_opcode(const std::string& opcode) {
   return "";
 }
 
+// What one collective profile measured: S (nccl-tests' convention), its type and its groups.
+struct CollectiveShape {
+  int64_t n = 0, groups = 1;
+  std::string dtype;
+  double size_bytes = 0;
+};
+
+CollectiveShape collective_shape(const std::string& path, int line, const ::xla::HloInstructionProfile& profile,
+                                 const std::string& collective) {
+  const auto& instr = profile.instruction();
+  if (!instr.has_iota_collective_device_list())
+    throw ImportError(path, line,
+                      instr.opcode() + " without iota_collective_device_list: its group size is unknown to gpucal");
+  CollectiveShape c;
+  const auto& groups = instr.iota_collective_device_list();
+  c.n = groups.num_devices_per_group();
+  c.groups = std::max<int64_t>(1, groups.num_replica_groups());
+  if (c.n < 1 || c.n > kMaxRanks)
+    throw ImportError(path, line, "num_devices_per_group must be 1 to " + std::to_string(kMaxRanks));
+  c.dtype = dtype_of_xla(::xla::PrimitiveType_Name(instr.shape().element_type()));
+  const int esize = dtype_size_bytes_of(c.dtype);
+  if (esize <= 0)
+    throw ImportError(path, line, "element_type " + ::xla::PrimitiveType_Name(instr.shape().element_type()) +
+                                      " has no size gpucal knows");
+  if (instr.shape().dimensions().empty()) throw ImportError(path, line, "the instruction's shape has no dimensions");
+  double elements = 1;
+  for (int64_t dim : instr.shape().dimensions()) {
+    if (dim <= 0) throw ImportError(path, line, "shape dimensions must be positive");
+    elements *= static_cast<double>(dim);
+  }
+  // The instruction's shape is its output: S is n times it for reduce-scatter.
+  c.size_bytes = elements * esize * (collective == "reduce_scatter" ? static_cast<double>(c.n) : 1.0);
+  if (profile.network_throughput_bytes_per_sec() <= 0)
+    throw ImportError(path, line, "network_throughput_bytes_per_sec must be positive");
+  return c;
+}
+
 std::vector<ImportedRun> collective_runs(const std::string& path, const TableText& t,
                                          const ::xla::DeviceHloInstructionProfiles& table,
                                          const pb::TextFormat::ParseInfoTree& tree, const ImportOptions& options) {
@@ -269,28 +306,10 @@ std::vector<ImportedRun> collective_runs(const std::string& path, const TableTex
       ++left_out[instr.opcode().empty() ? "(no opcode)" : instr.opcode()];
       continue;
     }
-    if (!instr.has_iota_collective_device_list())
-      throw ImportError(path, line,
-                        instr.opcode() + " without iota_collective_device_list: its group size is unknown to gpucal");
-    const auto& groups = instr.iota_collective_device_list();
-    const int64_t n = groups.num_devices_per_group(), count = std::max<int64_t>(1, groups.num_replica_groups());
-    if (n < 1 || n > kMaxRanks) throw ImportError(path, line, "num_devices_per_group must be 1 to " + std::to_string(kMaxRanks));
-    const std::string dtype =
-        dtype_of_xla(::xla::PrimitiveType_Name(instr.shape().element_type()));
-    const int esize = dtype_size_bytes_of(dtype);
-    if (esize <= 0)
-      throw ImportError(path, line, "element_type " + ::xla::PrimitiveType_Name(instr.shape().element_type()) +
-                                        " has no size gpucal knows");
-    double elements = 1;
-    for (int64_t dim : instr.shape().dimensions()) {
-      if (dim <= 0) throw ImportError(path, line, "shape dimensions must be positive");
-      elements *= static_cast<double>(dim);
-    }
-    if (instr.shape().dimensions().empty()) throw ImportError(path, line, "the instruction's shape has no dimensions");
-    // The instruction's shape is its output: S is n times it for reduce-scatter.
-    const double size = elements * esize * (collective == "reduce_scatter" ? static_cast<double>(n) : 1.0);
-    if (profile.network_throughput_bytes_per_sec() <= 0)
-      throw ImportError(path, line, "network_throughput_bytes_per_sec must be positive");
+    const CollectiveShape shape = collective_shape(path, line, profile, collective);
+    const int64_t n = shape.n, count = shape.groups;
+    const std::string& dtype = shape.dtype;
+    const double size = shape.size_bytes;
     const auto key = std::make_tuple(collective, n, count);
     auto [it, fresh] = run_of.emplace(key, runs.size());
     if (fresh) {

@@ -253,7 +253,8 @@ def make_bundle(build, out, compress):
         for rel in exes:
             dst = os.path.join(root, rel)
             run(["strip", "--strip-unneeded", dst], capture_output=True)
-            run(["patchelf", "--set-rpath", "$ORIGIN/../lib:$ORIGIN/../../lib", dst])
+            # build/lib from the executable's own folder, however deep (the fuzz targets are three down).
+            run(["patchelf", "--set-rpath", "$ORIGIN/" + "../" * rel.count(os.sep) + "lib", dst])
         source = cache_value(build, "CMAKE_HOME_DIRECTORY") or cache_value(build, "gpucal_SOURCE_DIR")
         manifest = {
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -22,7 +22,8 @@ SOURCE_EXT = ('.cpp', '.h', '.cu', '.cuh', '.hip', '.inc', '.cc')
 SCRIPT_EXT = ('.py', '.sh')
 # Written into the build tree by CMake, so not under the repository root.
 GENERATED = {'gpucal/version.h', 'cublaslt_tile_names.inc', 'cublaslt_stages_names.inc',
-             'bench_collectives/collective_list.h', 'app/export/chakra_et.pb.h'}
+             'bench_collectives/collective_list.h', 'app/export/chakra_et.pb.h',
+             'app/import/xla_perf_table.pb.h'}
 # Files a run writes (named in messages and comments), not files of the repository.
 OUTPUT_NAMES = {'summary.md', 'ratios.md', 'NOTES.md', 'notes.md', 'report.md', 'fleet.md', 'history.md'}
 MAX_FILE_LINES = 500
