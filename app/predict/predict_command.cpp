@@ -184,10 +184,16 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
               << label("  comm " + dim + " exposed (hidden " + ms(f["hidden_s"], 0) + ")") << ms(f["exposed_s"])
               << " " << pct(f["exposed_s"], step) << "\n";
   }
-  char number[32];
-  std::snprintf(number, sizeof number, "%10.6g", b["tokens_per_s"].get<double>());
-  std::string mfu = b["mfu"].is_null() ? "n/a (" + d["policy"]["peak_source"].get<std::string>() + ")"
-                                       : percent(b["mfu"].get<double>());
+  char number[64];
+  const std::string incomplete =
+      b.contains("incomplete") ? "n/a (" + std::to_string(p.missing.size()) + " op(s) left out)" : "";
+  if (incomplete.empty())
+    std::snprintf(number, sizeof number, "%10.6g", b["tokens_per_s"].get<double>());
+  else
+    std::snprintf(number, sizeof number, "%s", incomplete.c_str());
+  std::string mfu = !incomplete.empty()  ? incomplete
+                    : b["mfu"].is_null() ? "n/a (" + d["policy"]["peak_source"].get<std::string>() + ")"
+                                         : percent(b["mfu"].get<double>());
   if (mfu.size() < 10) mfu.insert(0, 10 - mfu.size(), ' ');
   if (!b["mfu"].is_null()) mfu += " of " + significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s";
   std::ostringstream fraction;
@@ -320,8 +326,13 @@ int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std
   for (const auto& r : ranked) {
     const bool complete = r.missing.empty();
     char line[120];
-    std::snprintf(line, sizeof line, " %s %11.1f %7s   ", ms(r.breakdown.step_s).c_str(), r.breakdown.tokens_per_s,
-                  r.breakdown.mfu >= 0 ? percent(r.breakdown.mfu).c_str() : "n/a");
+    char tokens[32];
+    if (complete)
+      std::snprintf(tokens, sizeof tokens, "%11.1f", r.breakdown.tokens_per_s);
+    else
+      std::snprintf(tokens, sizeof tokens, "%11s", "n/a");
+    std::snprintf(line, sizeof line, " %s %s %7s   ", ms(r.breakdown.step_s).c_str(), tokens,
+                  complete && r.breakdown.mfu >= 0 ? percent(r.breakdown.mfu).c_str() : "n/a");
     std::cout << std::setw(4) << ++rank << (complete ? "  " : "* ") << r_pad(r.label, width) << line
               << (r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>())
               << (complete ? "" : "; incomplete: " + std::to_string(r.missing.size()) + " op(s) left out") << "\n";

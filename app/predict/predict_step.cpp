@@ -197,6 +197,15 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   doc["breakdown"] = breakdown_json(out.breakdown, tallies);
   doc["breakdown"]["step"]["interval"] = step_interval_json(costed, w, options, peak.tflops);
   doc["missing"] = out.missing;
+  if (!out.missing.empty()) {
+    // Operations left out (--allow-missing): the step time lacks them, so no throughput is read
+    // from it.
+    out.breakdown.mfu = -1;
+    doc["breakdown"]["tokens_per_s"] = nullptr;
+    doc["breakdown"]["mfu"] = nullptr;
+    doc["breakdown"]["incomplete"] = std::to_string(out.missing.size()) +
+                                     " operation(s) left out: the step time lacks them; no tokens/s or MFU";
+  }
   out.document = doc;
   return out;
 }

@@ -169,7 +169,7 @@ void predict_step(RunRecord& r, const RunOptions& o, std::ostream& log) {
     const json& b = r.predict.result["breakdown"];
     std::ostringstream line;
     line << step_label("predict") << "step " << duration(b["step"]["time_s"].get<double>()) << ", "
-         << number(b["tokens_per_s"].get<double>()) << " tokens/s (predict.json)";
+         << tokens_per_s_text(b) << " (predict.json)";
     log << line.str() << "\n";
   } else {
     r.predict.why_not = "gpucal predict exited " + std::to_string(status) + ": " + last_line(plog);

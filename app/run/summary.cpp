@@ -166,7 +166,7 @@ void predict_and_plots(const RunRecord& r, std::ostream& s) {
     } else {
       const json& b = r.predict.result["breakdown"];
       s << "- step time " << duration(b["step"]["time_s"].get<double>()) << ", "
-        << number(b["tokens_per_s"].get<double>()) << " tokens/s, MFU " << percent(b.value("mfu", 0.0))
+        << tokens_per_s_text(b) << ", MFU " << mfu_text(b)
         << "\n";
       for (const auto& m : member(r.predict.result, "missing"))
         s << "- left out: " << m.get<std::string>() << "\n";

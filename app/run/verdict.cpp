@@ -211,7 +211,7 @@ std::string predict_sentence(const RunRecord& r) {
   for (const auto& [provenance, n] : member(b["step"], "ops_by_provenance").items())
     by += (by.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + provenance;
   return "predicted step: " + duration(b["step"]["time_s"].get<double>()) + ", " +
-         number(b["tokens_per_s"].get<double>()) + " tokens/s for " + r.predict_label +
+         tokens_per_s_text(b) + " for " + r.predict_label +
          " (op costs: " + by + "; predict.json)";
 }
 
@@ -320,6 +320,16 @@ std::vector<std::string> verdict_lines(const RunRecord& r) {
         "host backend: every figure is this CPU's, a host-scale stand-in for a GPU's (summary.md: "
         "Stand-ins)");
   return lines;
+}
+
+std::string tokens_per_s_text(const nlohmann::json& breakdown) {
+  const nlohmann::json t = breakdown.value("tokens_per_s", nlohmann::json());
+  return t.is_number() ? number(t.get<double>()) + " tokens/s" : "no tokens/s (operations left out)";
+}
+
+std::string mfu_text(const nlohmann::json& breakdown) {
+  const nlohmann::json m = breakdown.value("mfu", nlohmann::json());
+  return m.is_number() ? percent(m.get<double>()) : "n/a";
 }
 
 }  // namespace gpucal::calibration

@@ -65,6 +65,11 @@ std::string text_of(const nlohmann::json& j, const char* key, const std::string&
 
 std::string percent(double fraction);  // "12.3%", "0.61%"
 std::string number(double value);      // 4 significant digits
+// A predict.json breakdown's throughput: "1.234e+05 tokens/s", or "no tokens/s (operations left
+// out)" where the prediction left operations out (--allow-missing) and gave none.
+std::string tokens_per_s_text(const nlohmann::json& breakdown);
+// Its MFU: "12.3%", or "n/a" where it has none (no peak, or operations left out).
+std::string mfu_text(const nlohmann::json& breakdown);
 std::string error_pct(double pct);     // "49.2%": 3 significant digits
 std::string duration(double seconds);  // "123.4 ms" below a second, else "14.23 s"
 

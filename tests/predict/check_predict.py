@@ -163,6 +163,14 @@ def main():
         sys.exit(f"FAIL: sweep rows do not show the swept keys: {labels}")
     if p.stdout.count("left out: collectives tp_") < 2 or "*" not in rows[2][:6]:
         sys.exit(f"FAIL: the console does not mark and list the incomplete layouts:\n{p.stdout}")
+    # An incomplete layout's step lacks operations: no tokens/s or MFU is read from it.
+    if any(r["breakdown"].get("tokens_per_s") is not None or r["breakdown"].get("mfu") is not None
+           or "incomplete" not in r["breakdown"] for r in incomplete):
+        sys.exit(f"FAIL: an incomplete layout carries tokens/s or MFU: {[r['breakdown'] for r in incomplete]}")
+    if any(r["breakdown"].get("tokens_per_s") is None for r in complete):
+        sys.exit("FAIL: a complete layout lost its tokens/s")
+    if any(rows[i].count("n/a") < 2 for i in (2, 3)):
+        sys.exit(f"FAIL: the console prints a throughput for an incomplete layout:\n{p.stdout}")
     print("ok: sweep ranks complete layouts first; incomplete ones list what they left out")
 
     # 2. Another layout: GEMMs from the tables; messages need a communication model.
