@@ -36,6 +36,11 @@ const std::regex kLibraryLine(R"(^(NCCL version|RCCL version|HIP version|ROCm ve
 const std::regex kCycle(R"(^#\s*Testing\s+(\d+)\s+cycle)");
 const std::regex kFooter(R"(^#\s*(Out of bounds values|Avg bus bandwidth|Collective test concluded)\b)");
 const std::regex kNcclTestsProgram(R"((^|[\s/])[A-Za-z0-9_]+_perf(_mpi)?(\s|$))");
+// A wrapper script's command line that names the collective with a word of its own
+// (`run_nccl_tests.sh -t all_gather ...`, `--collective allreduce`): the word after -t, --test,
+// --collective, --coll or --op (nccl-tests' own -t takes a number, which is no collective).
+const std::regex kWrapperCollective(
+    R"((^|\s)(-t|--test|--collective|--coll|--op)[\s=]+([A-Za-z_-]+)(\s|$))");
 // "NCCL INFO comm 0x... rank 0 nranks 16 cudaDev 0 ..." / "... rank 0 nRanks 16 nNodes 2 ...".
 const std::regex kInfoRanks(R"(NCCL INFO .*\bn[Rr]anks (\d+))");
 
@@ -254,10 +259,27 @@ class TextReader {
     return parse_launcher(run.command_line).nranks.value_or(0);
   }
 
-  // The program's name where the log gives one, else the table's own evidence.
+  // No *_perf program in sight: a wrapper's command line above the run that names a collective.
+  void collective_from_wrapper(ImportedRun& run) {
+    const std::string line = find_command_line(lines_, previous_end_, run_start_ + 1, kWrapperCollective);
+    std::smatch m;
+    if (line.empty() || !std::regex_search(line, m, kWrapperCollective)) return;
+    const CollectiveInfo* c = find_collective(m[3].str());
+    if (!c) return;
+    if (run.command_line.empty()) run.command_line = line;
+    wrapper_collective_ = std::string(c->name);
+    wrapper_word_ = m[2].str() + " " + m[3].str();
+  }
+
+  // The program's name where the log gives one, else a wrapper's word, else the table's own
+  // evidence.
   void name_collective(ImportedRun& run, bool named_by_header) {
     run.collective = collective_from_program(run.program);
-    if (!run.collective.empty()) {
+    if (run.collective.empty() && !wrapper_collective_.empty()) {
+      run.collective = wrapper_collective_;
+      run.collective_from = "the command line's '" + wrapper_word_ + "'";
+      wrapper_collective_.clear();
+    } else if (!run.collective.empty()) {
       run.collective_from = named_by_header ? "'# Collective test starting' line" : "command line";
     } else if (run.program.find("alltoallv") != std::string::npos) {
       throw ImportError(path_, run.first_line, "alltoallv_perf has no fixed size convention; not imported");
@@ -356,6 +378,7 @@ class TextReader {
           break;
         }
     }
+    if (run.program.empty()) collective_from_wrapper(run);
     name_collective(run, named_by_header);
     if (zero_rows_ > 0)
       run.notes.push_back(std::to_string(zero_rows_) +
@@ -403,6 +426,7 @@ class TextReader {
   bool has_rows_ = false, seen_threads_ = false, any_not_validated_ = false;
   int zero_rows_ = 0, skipped_ = 0, cycle_ = 0;
   int info_nranks_ = 0;  // from NCCL INFO lines; -1 where they disagree
+  std::string wrapper_collective_, wrapper_word_;  // a wrapper's command line named the collective
   TableColumns columns_;
   int64_t iterations_ = 0;
   std::vector<ImportedRun> runs_;

@@ -364,5 +364,32 @@ TEST(ImportNcclTestsJson, ReadsTheJOutputOfNcclTests) {
   }
 }
 
+// A log run through a wrapper script names no *_perf program; the wrapper's own word for the
+// collective (-t all_gather) does, where the table alone fits allgather and alltoall alike.
+TEST(ImportNcclTests, AWrappersCollectiveWordNamesTheCollective) {
+  const std::string dir = testing::fresh_temp_dir();
+  std::string preamble = nccl_preamble("all_gather_perf", 1, 4);
+  preamble.erase(preamble.find("# Collective test starting"), std::string("# Collective test starting: all_gather_perf\n").size());
+  const std::string rows = table({{4096, 256, "float", "none", -1, 20.0, 19.0, 0.75},
+                                  {8192, 512, "float", "none", -1, 22.0, 21.5, 0.75}});
+  // Without the wrapper's line the table fits two collectives and the import asks which.
+  try {
+    import_text(dir, preamble + rows, {}, "bare.txt");
+    ADD_FAILURE() << "a table that fits allgather and alltoall imported without a name";
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("alltoall"), std::string::npos) << e.what();
+  }
+  for (const std::string wrapper : {"$ ./run_nccl_tests.sh -t all_gather -b 4096 -e 8192 -g 1\n",
+                                    "srun -N 1 ./nccl_bench.sh --collective=allgather\n"}) {
+    const auto runs = import_text(dir, wrapper + preamble + rows, {}, "wrapped.txt");
+    ASSERT_EQ(runs.size(), 1u) << wrapper;
+    EXPECT_EQ(runs[0].collective, "allgather") << wrapper;
+    EXPECT_NE(runs[0].collective_from.find("the command line's '"), std::string::npos) << runs[0].collective_from;
+    EXPECT_FALSE(runs[0].command_line.empty());
+  }
+  // nccl-tests' own -t is a thread count, no collective's name: the table decides as before.
+  EXPECT_THROW(import_text(dir, "$ ./build/run.sh -t 2\n" + preamble + rows, {}, "threads.txt"), ImportError);
+}
+
 }  // namespace
 }  // namespace gpucal::calibration
