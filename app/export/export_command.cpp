@@ -21,7 +21,10 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   for (const auto& t : export_targets()) tools += (tools.empty() ? "" : ", ") + std::string(t.tool);
   auto* cmd = app.add_subcommand("export", "write inputs for " + tools);
   cmd->add_option("RESULTS_DIR", source_, "results folder or a calibration.json")->required();
-  cmd->add_option("--to", target_, registry::choices(export_targets()) + " | all, or a comma list:\n" + registry::help_lines(export_targets()))
+  cmd->add_option("--to", target_,
+                  registry::choices(export_targets()) +
+                      " | all (the workload targets with --model; xla for a GPU's calibration), or a comma list:\n" +
+                      registry::help_lines(export_targets()))
       ->required();
   cmd->add_option("-o,--output", out_dir_, "output folder (default RESULTS_DIR/export)");
   std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";

@@ -19,8 +19,11 @@ std::vector<ExportReport> export_to(const json& calibration, const std::string& 
                                     const std::string& out_dir, const ExportSettings& settings) {
   std::vector<ExportReport> reports;
   if (target == "all") {
+    // A host calibration describes no GPU: the GPU-only targets (XLA's tables) are not for it.
+    const bool host = calibration_device_field(calibration, "backend") == "host";
     for (const ExportTarget& t : export_targets())
-      if (!t.workload || settings.workload()) reports.push_back(t.write(calibration, settings, out_dir));
+      if ((!t.workload || settings.workload()) && !(t.gpu_only && host))
+        reports.push_back(t.write(calibration, settings, out_dir));
     return reports;
   }
   check_export_target(target);
@@ -133,13 +136,25 @@ std::string ensure_dir(const std::string& out_dir, const std::string& sub) {
 
 void write_text_file(const std::string& path, const std::string& text) { write_file_atomic(path, text); }
 
+std::string calibration_device_field(const nlohmann::json& calibration, const std::string& field) {
+  if (!calibration.contains("run_metadata") || !calibration["run_metadata"].is_object()) return "";
+  for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
+    (void)bench;
+    if (sidecar.is_object() && sidecar.contains("device") && sidecar["device"].is_object() &&
+        sidecar["device"].value(field, nlohmann::json()).is_string() &&
+        !sidecar["device"][field].get<std::string>().empty())
+      return sidecar["device"][field].get<std::string>();
+  }
+  return "";
+}
+
 std::string calibration_device_name(const nlohmann::json& calibration) {
   if (!calibration.contains("run_metadata") || !calibration["run_metadata"].is_object()) return "";
   for (const auto& [bench, sidecar] : calibration["run_metadata"].items()) {
     (void)bench;
     if (!sidecar.is_object()) continue;
     if (sidecar.contains("device") && sidecar["device"].is_object() && sidecar["device"].contains("name") &&
-        sidecar["device"]["name"].is_string())
+        sidecar["device"]["name"].is_string() && !sidecar["device"]["name"].get<std::string>().empty())
       return sidecar["device"]["name"].get<std::string>();
     if (sidecar.contains("sources") && sidecar["sources"].is_array())
       for (const auto& source : sidecar["sources"])

@@ -31,7 +31,8 @@ struct ExportReport {
 };
 
 // target: a name of the export registry (app/export/export_registry.h) or "all" ("all" leaves
-// the workload targets out when `settings` holds no workload). Each consumer writes under
+// the workload targets out when `settings` holds no workload, and the GPU-only ones for a host
+// calibration). Each consumer writes under
 // out_dir/<consumer>/, with NOTES.md (the report) beside its files.
 std::vector<ExportReport> export_to(const nlohmann::json& calibration, const std::string& target,
                                     const std::string& out_dir, const ExportSettings& settings = {});
@@ -67,6 +68,8 @@ std::string ensure_dir(const std::string& out_dir, const std::string& sub);
 // The measured device's name: a bench sidecar's device.name, else an imported log's
 // sources[].device (gpucal import: the log's GPU name, or --device); "" when none says.
 std::string calibration_device_name(const nlohmann::json& calibration);
+// A bench sidecar's device.<field> ("backend": host, cuda, hip); "" when no sidecar says.
+std::string calibration_device_field(const nlohmann::json& calibration, const std::string& field);
 // A number as JSON/YAML/CSV text: shortest round-trip form, never "1e+02" for integers.
 std::string format_number(double value);
 void write_text_file(const std::string& path, const std::string& text);

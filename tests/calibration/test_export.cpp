@@ -3,6 +3,8 @@
 // each consumer requires is checked in test_conformance_<consumer>.cpp.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <cmath>
 
 #include "app/common/calibration_json.h"
@@ -213,6 +215,27 @@ TEST(Export, RefusedConsumerWritesNothingAndEveryLineNamesItsRemedy) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/export"));
   EXPECT_THROW(export_to(calibration, "no-such-tool", dir), std::invalid_argument);
+}
+
+// --to all on a host calibration leaves out the GPU-only targets (XLA's tables describe a GPU).
+TEST(Export, AllLeavesTheGpuOnlyTargetsOutForAHostCalibration) {
+  const std::string dir = testing::fresh_temp_dir();
+  testing::write_synthetic_results(dir + "/results");
+  json calibration = build_calibration(load_results_dir(dir + "/results"));
+  const auto consumers = [&]() {
+    std::set<std::string> names;
+    for (const auto& r : export_to(calibration, "all", dir + "/export-" + std::to_string(names.size()))) names.insert(r.consumer);
+    return names;
+  };
+  EXPECT_TRUE(consumers().count("xla"));
+  for (auto& [bench, sidecar] : calibration["run_metadata"].items()) {
+    (void)bench;
+    if (sidecar.contains("device")) sidecar["device"]["backend"] = "host";
+  }
+  const auto host = consumers();
+  EXPECT_FALSE(host.count("xla"));
+  EXPECT_TRUE(host.count("vtrain"));
+  EXPECT_EQ(export_to(calibration, "xla", dir + "/export-xla").front().consumer, "xla");  // named, it runs
 }
 
 // From CSV rows through fit to every consumer's files, with the figures a host run lacks set.
