@@ -20,6 +20,7 @@
 // the measured device's name, or --set xla_device_key.
 #include <google/protobuf/text_format.h>
 
+#include <array>
 #include <cmath>
 #include <optional>
 #include <map>
@@ -93,18 +94,14 @@ std::string matmul_table(const json& calibration, const std::string& key, Export
   device->set_key(key);
   const json gemm = calibration.contains("compute") ? calibration["compute"].value("gemm", json::object()) : json();
   int measured = 0, modelled = 0;
+  std::map<std::array<int64_t, 4>, int> entry_of;  // (b, m, n, k) -> its entry: one per shape, every dtype in it
   for (const auto& [dtype, t] : gemm.items()) {
     const std::string triple = xla_triple(dtype);
     if (triple.empty()) {
       report.notes.push_back("gemm " + dtype + " left out: XLA's tables have no such type");
       continue;
     }
-    std::vector<GemmSample> samples;
-    for (const auto& s : t.value("by_shape", json::array()))
-      if (s.value("tflops", 0.0) > 0)
-        samples.push_back({static_cast<double>(std::max<int64_t>(1, s.value("batch", int64_t{1}))),
-                           s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>(),
-                           s["tflops"].get<double>()});
+    const std::vector<GemmSample> samples = gemm_samples_of(t);
     if (samples.empty()) continue;
     for (int64_t b : {1, 2, 4})
       for (int64_t m = 256; m <= 4096; m *= 2)
@@ -113,16 +110,15 @@ std::string matmul_table(const json& calibration, const std::string& key, Export
             const GemmEstimate e = gemm_surface(samples, static_cast<double>(b), static_cast<double>(m),
                                                 static_cast<double>(n), static_cast<double>(k));
             (e.rule == "the measured shape" ? measured : modelled) += 1;
-            ::xla::GemmPerfTableEntry* entry = nullptr;
-            for (auto& existing : *device->mutable_value()->mutable_entries())
-              if (existing.b() == b && existing.m() == m && existing.n() == n && existing.k() == k) entry = &existing;
-            if (!entry) {
-              entry = device->mutable_value()->add_entries();
-              entry->set_b(b);
-              entry->set_m(m);
-              entry->set_n(n);
-              entry->set_k(k);
+            auto [at, fresh] = entry_of.try_emplace({b, m, n, k}, device->value().entries_size());
+            if (fresh) {
+              auto* added = device->mutable_value()->add_entries();
+              added->set_b(b);
+              added->set_m(m);
+              added->set_n(n);
+              added->set_k(k);
             }
+            auto* entry = device->mutable_value()->mutable_entries(at->second);
             auto* flops = entry->add_flops();
             flops->set_key(triple);
             flops->set_value(static_cast<int64_t>(std::llround(e.tflops * 1e12)));

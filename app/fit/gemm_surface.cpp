@@ -80,6 +80,15 @@ double squared_distance(const Coords& a, const Coords& b) {
 
 }  // namespace
 
+std::vector<GemmSample> gemm_samples_of(const json& gemm_table) {
+  std::vector<GemmSample> samples;
+  for (const auto& s : gemm_table.value("by_shape", json::array()))
+    if (s.value("tflops", 0.0) > 0 && s.value("m", 0) > 0 && s.value("n", 0) > 0 && s.value("k", 0) > 0)
+      samples.push_back({static_cast<double>(std::max<int64_t>(1, s.value("batch", int64_t{1}))),
+                         s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>(), s["tflops"].get<double>()});
+  return samples;
+}
+
 GemmEstimate gemm_surface(const std::vector<GemmSample>& samples, double batch, double m, double n, double k) {
   if (samples.empty()) throw std::invalid_argument("gemm_surface: no measured shape");
   if (!(batch > 0 && m > 0 && n > 0 && k > 0)) throw std::invalid_argument("gemm_surface: a non-positive shape");

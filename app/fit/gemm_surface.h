@@ -38,6 +38,10 @@ struct GemmEstimate {
   std::string rule;            // "local quadratic of 87 shapes", "local line", "local mean", "the measured shape"
 };
 
+// The measured shapes of a calibration's compute.gemm.<dtype> table (its by_shape entries with
+// positive m, n, k and TFLOP/s; batch 0 read as 1).
+std::vector<GemmSample> gemm_samples_of(const nlohmann::json& gemm_table);
+
 // Throws std::invalid_argument on an empty sample set or a non-positive shape.
 GemmEstimate gemm_surface(const std::vector<GemmSample>& samples, double batch, double m, double n, double k);
 

@@ -118,12 +118,7 @@ std::optional<OpCost> OpCoster::from_gemm_table(const ModelOp& op, std::string& 
   if (const auto hit = gemm_cache_.find(key); hit != gemm_cache_.end()) return hit->second;
   const json& table = (*g)[dt];
   auto [samples, fresh] = gemm_samples_.try_emplace(dt);
-  if (fresh)
-    for (const auto& s : table.value("by_shape", json::array()))
-      if (s.value("tflops", 0.0) > 0 && s.value("m", 0) > 0 && s.value("n", 0) > 0 && s.value("k", 0) > 0)
-        samples->second.push_back({static_cast<double>(std::max<int64_t>(1, s.value("batch", int64_t{1}))),
-                                   s["m"].get<double>(), s["n"].get<double>(), s["k"].get<double>(),
-                                   s["tflops"].get<double>()});
+  if (fresh) samples->second = calibration::gemm_samples_of(table);
   if (samples->second.empty()) {
     why = "compute.gemm." + dt + " has no measured shape (by_shape)";
     return std::nullopt;

@@ -56,14 +56,7 @@ struct RunRecord {
 
   // The device the benches ran on, from the first sidecar naming one ("host", "cuda", "hip" and
   // its name); empty when no bench wrote a sidecar.
-  std::string device_field(const std::string& field) const {
-    if (!calibration.is_object() || !calibration.contains("run_metadata")) return "";
-    for (const auto& [bench, sidecar] : calibration["run_metadata"].items())
-      if (sidecar.is_object() && sidecar.contains("device") && sidecar["device"].is_object() &&
-          sidecar["device"].value(field, nlohmann::json()).is_string())
-        return sidecar["device"][field].get<std::string>();
-    return "";
-  }
+  std::string device_field(const std::string& field) const { return calibration_device_field(calibration, field); }
 };
 
 }  // namespace gpucal::calibration
