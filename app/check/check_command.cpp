@@ -14,6 +14,8 @@ using fleet::format_value;
 
 Expectations resolve_expectations(const std::string& expect, const std::string& device_name,
                                   const std::string& backend) {
+  if (expect == "none")
+    throw std::invalid_argument("--expect none: gpucal check checks a run against expectations; give auto or a file");
   if (expect != "auto") return read_expectations(expect);
   const std::string dir = find_expectations_dir();
   auto found = match_sku(read_expectations_dir(dir), device_name, backend);

@@ -10,6 +10,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace gpucal::calibration {
@@ -33,5 +34,13 @@ std::string examples_footer(std::initializer_list<std::pair<const char*, const c
 ResultsDir load_results(const std::string& dir, bool allow_suspect = false);
 // --allow-suspect, for the commands that calibrate from a results folder.
 void add_allow_suspect_flag(CLI::App& cmd, bool& allow_suspect);
+
+// --as text|markdown|json: the form a verb prints its result in on standard output (aligned
+// text by default). One definition, so the flag means the same in every verb that takes it.
+void add_form_option(CLI::App& cmd, std::string& form);
+
+// --collective's check in every verb that takes one: a name of the collectives' registry
+// (core/formulas/collectives.cpp), or one line naming the nearest and the choices.
+CLI::Validator collective_check();
 
 }  // namespace gpucal::calibration

@@ -20,9 +20,9 @@ CLI::App* CompareCommand::add_to(CLI::App& app) {
   cmd->add_option("CURRENT_DIR", current_, "current results folder")->required();
   add_number(*cmd, "--threshold", threshold_, "relative change of the median time that matters", {.min = 0, .max = 1e6})
       ->capture_default_str();
-  cmd->add_option("--markdown", markdown_, "write a Markdown report");
-  cmd->add_option("--junit", junit_, "write JUnit XML (one testcase per point)");
-  cmd->add_option("--json", json_, "write the comparison as JSON (for plots/plot_compare.py)");
+  cmd->add_option("--markdown", markdown_, "write a Markdown report")->type_name("FILE");
+  cmd->add_option("--junit", junit_, "write JUnit XML (one testcase per point)")->type_name("FILE");
+  cmd->add_option("--json", json_, "write the comparison as JSON (for plots/plot_compare.py)")->type_name("FILE");
   cmd->footer(examples_footer({
       {"gpucal compare nightly/last-week nightly/today --junit regressions.xml",
        "every point slower by more than 5% (and significant) fails; exit 1 on a regression"},

@@ -26,7 +26,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
                       " | all (the workload targets with --model; xla for a GPU's calibration), or a comma list:\n" +
                       registry::help_lines(export_targets()))
       ->required();
-  cmd->add_option("-o,--output", out_dir_, "output folder (default RESULTS_DIR/export)");
+  cmd->add_option("--out", out_dir_, "output folder (default RESULTS_DIR/export)")->type_name("DIR");
   std::string set_help = "a figure by hand, KEY=VALUE (repeatable):";
   for (const auto& spec : export_setting_specs()) set_help += "\n  " + spec.key + " [" + spec.unit + "]: " + spec.fills;
   cmd->add_option("--set", set_items_, set_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -64,7 +64,7 @@ int ExportCommand::run() {
   }
   nlohmann::json calibration;
   std::string out_dir = out_dir_;
-  refuse_outputs_over_inputs({{"-o", out_dir_}}, {.files = {source_}, .folders = {source_}, .reads_calibration_json = true});
+  refuse_outputs_over_inputs({{"--out", out_dir_}}, {.files = {source_}, .folders = {source_}, .reads_calibration_json = true});
   std::optional<ResultsDir> results;
   if (fs::is_regular_file(source_)) {
     calibration = read_calibration_file(source_);

@@ -15,7 +15,7 @@ namespace gpucal::calibration {
 CLI::App* FitCommand::add_to(CLI::App& app) {
   auto* cmd = app.add_subcommand("fit", "fit models to a results folder and write calibration.json");
   cmd->add_option("RESULTS_DIR", results_dir_, "results folder, or an interrupted run's FILE.csv.partial")->required();
-  cmd->add_option("-o,--output", out_path_, "output file (default RESULTS_DIR/calibration.json)");
+  cmd->add_option("-o,--output", out_path_, "output file (default RESULTS_DIR/calibration.json)")->type_name("FILE");
   cmd->add_flag("--report", report_,
                 "print each communication group's chosen form and cross-validated errors against log-log "
                 "interpolation");
@@ -29,7 +29,7 @@ CLI::App* FitCommand::add_to(CLI::App& app) {
 
 int FitCommand::run() {
   namespace fs = std::filesystem;
-  refuse_output_over_inputs("-o", out_path_, {results_dir_}, /*reads_calibration_json=*/false);
+  refuse_output_over_inputs("--output", out_path_, {results_dir_}, /*reads_calibration_json=*/false);
   const std::string out = out_path_.empty() ? default_calibration_path(results_dir_) : out_path_;
   const nlohmann::json calibration = build_calibration(load_results(results_dir_, allow_suspect_));
   write_json_file(calibration, out);

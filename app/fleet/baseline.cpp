@@ -98,7 +98,7 @@ json build_baseline(const std::vector<NodeFigures>& nodes, const BaselineOptions
 
 int run_baseline(const BaselineOptions& o, std::ostream& out) {
   if (o.sku.empty()) throw std::invalid_argument("--sku: name the SKU the baseline describes");
-  calibration::refuse_outputs_over_inputs({{"-o", o.out}}, {.folders = o.inputs});
+  calibration::refuse_outputs_over_inputs({{"--output", o.out}}, {.folders = o.inputs});
   const std::vector<NodeFigures> nodes = baseline_inputs(o.inputs);
   const json doc = build_baseline(nodes, o);
   calibration::write_json_file(doc, o.out);

@@ -40,7 +40,7 @@ void add_drain_flags(CLI::App& cmd, ReportOptions& r) {
 
 void add_diagnosis_flags(CLI::App& cmd, DiagnosisOptions& d) {
   cmd.add_option("--expect", d.expect, "auto (each node's SKU from expectations/) | none | an expectations file")
-      ->capture_default_str();
+      ->capture_default_str()->type_name("auto|none|FILE");
   add_number(cmd, "--z", d.z_threshold, "robust z beyond which a figure is an outlier", {.min = 0, .max = 1e6})->capture_default_str();
   add_number(cmd, "--min-deviation", d.min_deviation,
              "an outlier is also worse than the median by the factor 1 - this", {.min = 0, .max = 0.99})
@@ -65,7 +65,7 @@ void add_fleet_run(CLI::App& fleet, State& s) {
   c->add_option("--backend", o.backend, "auto | cuda | hip | host")->capture_default_str();
   c->add_option("--launcher", o.launcher_kind, "auto | slurm | mpirun | local")->capture_default_str();
   c->add_option("--nodes", o.nodes, "node names, a,b,c (default: the allocation's, or the host file's)");
-  c->add_option("--hostfile", o.launcher.hostfile, "mpirun: one host per line");
+  c->add_option("--hostfile", o.launcher.hostfile, "mpirun: one host per line")->type_name("FILE");
   c->add_option("--srun", o.launcher.srun, "srun and options added to every step")->capture_default_str();
   c->add_option("--srun-mpi", o.launcher.srun_mpi, "srun --mpi= for MPI steps")->capture_default_str();
   c->add_option("--mpirun", o.launcher.mpirun, "mpirun and options (mpirun and local launchers)")->capture_default_str();
@@ -92,10 +92,10 @@ void add_fleet_run(CLI::App& fleet, State& s) {
       ->capture_default_str();
   add_number(*c, "--straggler-min", o.stragglers.min_s, "node phase: ... but never before this many seconds", {.min = 0, .max = 1e7})
       ->capture_default_str();
-  c->add_option("--bin-dir", o.bin_dir, "where gpucal run and the fleet find the bench_* binaries");
+  c->add_option("--bin-dir", o.bin_dir, "where gpucal run and the fleet find the bench_* binaries")->type_name("DIR");
   c->add_option("--cluster", o.cluster, "cluster name in fleet.json and the history (default: $SLURM_CLUSTER_NAME)");
   c->add_flag("!--no-report", s.run_report, "do not run gpucal fleet report at the end");
-  c->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
+  c->add_option("--history", s.report.history, "record the run in this history file (SQLite)")->type_name("FILE");
   add_diagnosis_flags(*c, s.report.diagnosis);
   add_drain_flags(*c, s.report);
 }
@@ -103,18 +103,18 @@ void add_fleet_run(CLI::App& fleet, State& s) {
 void add_fleet_others(CLI::App& fleet, State& s) {
   auto* r = s.fleet_report = fleet.add_subcommand("report", "rank nodes and links; name the suspects (exit 1 when there are)");
   r->add_option("FLEET_DIR", s.report.fleet_dir, "a gpucal fleet run folder")->required();
-  r->add_option("--markdown", s.report.markdown, "default FLEET_DIR/report.md");
-  r->add_option("--html", s.report.html, "default FLEET_DIR/report.html");
-  r->add_option("--json", s.report.json, "default FLEET_DIR/report.json");
-  r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml");
-  r->add_option("--history", s.report.history, "record the run in this history file (SQLite)");
+  r->add_option("--markdown", s.report.markdown, "default FLEET_DIR/report.md")->type_name("FILE");
+  r->add_option("--html", s.report.html, "default FLEET_DIR/report.html")->type_name("FILE");
+  r->add_option("--json", s.report.json, "default FLEET_DIR/report.json")->type_name("FILE");
+  r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml")->type_name("FILE");
+  r->add_option("--history", s.report.history, "record the run in this history file (SQLite)")->type_name("FILE");
   r->add_option("--cluster", s.report.cluster, "cluster name for the history (default: fleet.json's)");
   add_diagnosis_flags(*r, s.report.diagnosis);
   add_drain_flags(*r, s.report);
 
   auto* b = s.fleet_baseline = fleet.add_subcommand("baseline", "write an expectations file from N nodes' results");
   b->add_option("INPUT", s.baseline.inputs, "fleet folders or results folders")->required();
-  b->add_option("-o,--output", s.baseline.out, "expectations file to write")->required();
+  b->add_option("-o,--output", s.baseline.out, "expectations file to write")->required()->type_name("FILE");
   b->add_option("--sku", s.baseline.sku, "the SKU's name")->required();
   b->add_option("--name", s.baseline.name, "a longer name (default: the device name)");
   b->add_option("--backend", s.baseline.backend, "match.backend (default: the inputs')");
@@ -135,10 +135,10 @@ void add_fleet_others(CLI::App& fleet, State& s) {
 void add_check(CLI::App& app, State& s) {
   auto* c = s.check_cmd = app.add_subcommand("check", "a results folder against its SKU's expectations (exit 1 on a miss)");
   c->add_option("RESULTS_DIR", s.check_options.results_dir, "results folder")->required();
-  c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file")->capture_default_str();
-  c->add_option("--junit", s.check_options.junit, "write JUnit XML");
-  c->add_option("--json", s.check_options.json, "write the table as JSON");
-  c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown");
+  c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file (none is refused: check needs expectations)")->capture_default_str()->type_name("auto|none|FILE");
+  c->add_option("--junit", s.check_options.junit, "write JUnit XML")->type_name("FILE");
+  c->add_option("--json", s.check_options.json, "write the table as JSON")->type_name("FILE");
+  c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown")->type_name("FILE");
 }
 
 CLI::App* add_history(CLI::App& app, State& s) {
@@ -146,18 +146,18 @@ CLI::App* add_history(CLI::App& app, State& s) {
   h->require_subcommand(1);
   auto* i = s.history_import = h->add_subcommand("import", "record fleet folders or results folders");
   i->add_option("PATH", s.import_paths, "fleet folders or results folders")->required();
-  i->add_option("--history", s.history_path, "history file (SQLite; created when absent)")->required();
+  i->add_option("--history", s.history_path, "history file (SQLite; created when absent)")->required()->type_name("FILE");
   i->add_option("--cluster", s.history_cluster, "cluster name (default: fleet.json's)");
   add_diagnosis_flags(*i, s.report.diagnosis);
   auto* sh = s.history_show = h->add_subcommand("show", "each node's figures per metric, oldest to newest");
-  sh->add_option("--history", s.show.history, "history file")->required();
+  sh->add_option("--history", s.show.history, "history file")->required()->type_name("FILE");
   sh->add_option("--metric", s.show.metric, "only this metric");
   sh->add_option("--node", s.show.node, "only this node (or pair a--b)");
   add_number(*sh, "--last", s.show.last, "runs to show", {.min = 1, .max = 1 << 20})->capture_default_str();
-  sh->add_option("--html", s.show.html, "also write the trends as an HTML page with plots");
+  sh->add_option("--html", s.show.html, "also write the trends as an HTML page with plots")->type_name("FILE");
   auto* rg = s.history_regressions = h->add_subcommand("regressions", "latest figures against their rolling baseline (exit 1 on one)");
   history::RegressionCommand& r = s.regressions;
-  rg->add_option("--history", r.history, "history file")->required();
+  rg->add_option("--history", r.history, "history file")->required()->type_name("FILE");
   rg->add_option("--metric", r.metric, "only this metric");
   rg->add_option("--node", r.node, "only this node");
   add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
@@ -165,8 +165,8 @@ CLI::App* add_history(CLI::App& app, State& s) {
   add_number(*rg, "--min-change", r.options.min_change, "smallest relative change that counts", {.min = 0, .max = 10})->capture_default_str();
   add_number(*rg, "--min-history", r.options.min_history, "previous runs needed for a verdict", {.min = 1, .max = 1 << 20})
       ->capture_default_str();
-  rg->add_option("--junit", r.junit, "write JUnit XML");
-  rg->add_option("--json", r.json, "write the trends as JSON");
+  rg->add_option("--junit", r.junit, "write JUnit XML")->type_name("FILE");
+  rg->add_option("--json", r.json, "write the trends as JSON")->type_name("FILE");
   return h;
 }
 

@@ -19,7 +19,7 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
                                  "read benchmark logs (nccl-tests, rccl-tests, OSU, ...: the formats of --format) into "
                                  "a results folder (collectives.csv, p2p.csv, gemm.csv)");
   cmd->add_option("LOG", logs_, "log files")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required();
+  cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required()->type_name("DIR");
   cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node, for logs that name no hosts")
       ->check(number_check<int>({.min = 1, .max = 1 << 20}));
   cmd->add_option("--nranks", options_.nranks, "ranks of the run, for logs that do not say (OSU collectives)")
@@ -29,7 +29,7 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
                   "collective measured, for nccl-tests tables that neither name it nor tell it by their columns "
                   "(allgather and alltoall print alike): " +
                       registry::choices(collectives(), ", "))
-      ->check(CLI::IsMember(collective_names()));
+      ->check(collective_check());
   cmd->add_option("--table-key", options_.table_key,
                   "which device's table of an XLA file that holds several (sm_90, sm_100_B200, gfx950, ...)");
   cmd->add_option("--source-ref", options_.source_ref,

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/list/registry_listings.h"
 #include "core/registry/registry.h"
@@ -14,13 +15,12 @@ CLI::App* ListCommand::add_to(CLI::App& app) {
       "list",
       "print a registry's rows (the CLI's choices, the docs' tables), or each registry and its row count");
   cmd->add_option("WHAT", what_, "the registry:\n" + registry::help_lines(registry_listings()));
-  cmd->add_flag("--markdown", markdown_,
-                "a GitHub markdown table instead of aligned text (the docs' generated tables)");
+  add_form_option(*cmd, form_);
   cmd->footer(examples_footer({
       {"gpucal list", "each registry, its row count and the file that holds it"},
       {"gpucal list collectives",
        "every collective with its bus factor, size convention and other tools' names"},
-      {"gpucal list import-formats --markdown",
+      {"gpucal list import-formats --as markdown",
        "the table docs/calibration.md shows (python3 tests/docs/check_docs.py --update rewrites the docs' "
        "copies)"},
   }));
@@ -38,7 +38,17 @@ int ListCommand::run() {
   } else {
     table = registry::lookup(registry_listings(), what_, "registry").make(*gpucal_);
   }
-  std::cout << registry::format_table(table, markdown_) << std::flush;
+  if (form_ == "json") {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& row : table.rows) {
+      nlohmann::ordered_json object = nlohmann::ordered_json::object();
+      for (std::size_t c = 0; c < table.columns.size() && c < row.size(); ++c) object[table.columns[c]] = row[c];
+      rows.push_back(std::move(object));
+    }
+    std::cout << rows.dump(2) << "\n" << std::flush;
+    return 0;
+  }
+  std::cout << registry::format_table(table, form_ == "markdown") << std::flush;
   return 0;
 }
 

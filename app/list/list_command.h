@@ -17,7 +17,7 @@ class ListCommand : public Command {
  private:
   const CLI::App* gpucal_ = nullptr;
   std::string what_;
-  bool markdown_ = false;
+  std::string form_ = "text";
 };
 
 }  // namespace gpucal::calibration

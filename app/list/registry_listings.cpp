@@ -124,6 +124,10 @@ const std::vector<RegistryListing>& registry_listings() {
        .help = "bench_memory's kernels (--kernel), with the bytes each moves",
        .source = "core/formulas/kernel_table.cpp",
        .make = list_memory_kernels},
+      {.name = "flags",
+       .help = "every long flag of every verb: what it takes, its default and the verbs that share it",
+       .source = "app/list/flag_listing.cpp",
+       .make = list_flags},
   };
   return table;
 }

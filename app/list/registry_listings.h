@@ -31,4 +31,7 @@ const std::vector<RegistryListing>& registry_listings();
 // The model presets' table (core/model/presets.cpp): every hyper-parameter column and the source.
 registry::Listing preset_listing();
 
+// Every long flag of every verb, one row per meaning (app/list/flag_listing.cpp).
+registry::Listing list_flags(const CLI::App& gpucal);
+
 }  // namespace gpucal::calibration

@@ -18,7 +18,7 @@ class PredictCommCommand : public Command {
  private:
   std::string source_, sizes_;
   CommQuery query_;
-  bool json_ = false;
+  std::string form_ = "text";
 };
 
 }  // namespace gpucal::calibration

@@ -33,9 +33,9 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   add_number(*cmd, "--peak-tflops", options.peak_tflops,
              "peak for MFU (default: the calibration's compute.gemm.<dtype>.peak_tflops)",
              {.min = 0, .min_exclusive = true});
-  cmd->add_option("--out", out_path, "predict.json path (default RESULTS_DIR/predict.json)")
+  cmd->add_option("-o,--output", out_path, "predict.json path (default RESULTS_DIR/predict.json)")
       ->check(CLI::Validator(
-          [](std::string& text) { return text.empty() ? std::string("expected a path, got ''") : ""; }, "PATH"));
+          [](std::string& text) { return text.empty() ? std::string("expected a path, got ''") : ""; }, "PATH"))->type_name("FILE");
   cmd->add_flag("--allow-missing", options.allow_missing,
                 "leave out (and list) operations nothing measures or models instead of failing");
   calibration::add_allow_suspect_flag(*cmd, allow_suspect);
@@ -243,7 +243,7 @@ int PredictCommand::run() {
     if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
     check_flag_combinations();
     options.overlap = parse_overlap(policy.overlap);
-    calibration::refuse_output_over_inputs("--out", out_path, {results_dir}, /*reads_calibration_json=*/true);
+    calibration::refuse_output_over_inputs("--output", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir, allow_suspect);
     for (const auto& note : results.suspect_notes) std::cerr << "gpucal: warning: " << note << "\n";
     const std::string cal_path = results_dir + "/calibration.json";

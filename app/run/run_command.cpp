@@ -12,9 +12,9 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
   std::string suite_help = "a suite of app/run/suites.cpp:";
   for (const Suite& s : suites()) suite_help += "\n  " + s.name + ": " + s.purpose;
   cmd->add_option("--suite", options_.suite, suite_help)->capture_default_str();
-  out_opt_ = cmd->add_option("--out", options_.out_dir, "results folder to create (default: results/SUITE)");
+  out_opt_ = cmd->add_option("--out", options_.out_dir, "results folder to create (default: results/SUITE)")->type_name("DIR");
   cmd->add_option("--backend", options_.backend, "auto | cuda | hip | host")->capture_default_str();
-  cmd->add_option("--bin-dir", options_.bin_dir, "where the bench_* binaries are (default: beside gpucal)");
+  cmd->add_option("--bin-dir", options_.bin_dir, "where the bench_* binaries are (default: beside gpucal)")->type_name("DIR");
   cmd->add_option("--mpirun", options_.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
   cmd->add_option("--threads", options_.threads,
                   "or: run collectives/p2p as one process with N rank threads (all: one per GPU; auto: one per "

@@ -160,7 +160,7 @@ void predict_step(RunRecord& r, const RunOptions& o, std::ostream& log) {
   const std::string plog = (fs::path(r.out_dir) / "logs" / "predict.log").string();
   std::string cmd = shell_quote(gpucal_executable(o.gpucal_path)) + " predict " + shell_quote(r.out_dir);
   for (const auto& a : r.predict_args) cmd += " " + shell_quote(a);
-  cmd += " --out " + shell_quote(out);
+  cmd += " --output " + shell_quote(out);
   r.predict.command = cmd;
   const int status = exit_status(std::system((cmd + " </dev/null >" + shell_quote(plog) + " 2>&1").c_str()));
   if (status == 0 && fs::exists(out)) {

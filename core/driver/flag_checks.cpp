@@ -59,7 +59,7 @@ namespace gpucal {
 
 std::string missing_option_value(const CLI::App& app, int argc, const char* const* argv) {
   // The root's options and those of the subcommand the command line names (another subcommand's
-  // option of the same name may take no value: `compare --json FILE` and `predict-comm --json`).
+  // option of the same name is not this one).
   std::vector<const CLI::App*> apps{&app};
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     if (argc > 1 && sub->get_name() == argv[1]) apps.push_back(sub);

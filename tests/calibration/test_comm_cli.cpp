@@ -53,7 +53,7 @@ TEST(GpucalImportCli, ImportFitReportAndPredictOnAPublicLog) {
       << out;
   // An imported folder is a results folder: compare and export take it.
   EXPECT_EQ(run_gpucal("compare " + dir + "/h100 " + dir + "/h100", out, dir), 0) << out;
-  EXPECT_EQ(run_gpucal("export " + dir + "/h100 --to vtrain -o " + dir + "/x", out, dir), 0) << out;
+  EXPECT_EQ(run_gpucal("export " + dir + "/h100 --to vtrain --out " + dir + "/x", out, dir), 0) << out;
   // Only an inter-node group (2 nodes of 8): vTrain's table for 16 GPUs, from the models.
   bool lut16 = false;
   for (const auto& e : fs::recursive_directory_iterator(dir + "/x/vtrain"))
@@ -80,7 +80,7 @@ TEST(GpucalImportCli, ImportFitReportAndPredictOnAPublicLog) {
   EXPECT_NE(out.find("[extrapolated]"), std::string::npos) << out;
   ASSERT_EQ(run_gpucal("predict-comm " + dir +
                        "/h100/calibration.json --collective allreduce --nranks 64 --nnodes 8 "
-                       "--size 256M --json",
+                       "--size 256M --as json",
                    out, dir),
             0)
       << out;

@@ -68,17 +68,17 @@ TEST(GpucalCli, FitAndExportWriteTheirFiles) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/r/calibration.json"));
   // Calculon lacks figures no bench measured: refused with one stderr line per figure, exit 2,
   // the other consumers written.
-  const std::string cmd = "export " + dir + "/r/calibration.json --to all -o " + dir + "/x";
+  const std::string cmd = "export " + dir + "/r/calibration.json --to all --out " + dir + "/x";
   EXPECT_EQ(gpucal(cmd, out, dir), 2) << out;
   EXPECT_NE(out.find("gpucal: export calculon refused: mem2.GBps:"), std::string::npos) << out;
   EXPECT_NE(out.find("--set processor_usage=0.05"), std::string::npos) << out;
   for (const char* f : {"astrasim/network.yml", "astrasim/system.json", "vtrain/synthetic_gpu/AR_GPU2_1M_1024M_LUT"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/x/" + f)) << f;
   EXPECT_FALSE(std::filesystem::exists(dir + "/x/calculon/system.json"));
-  EXPECT_EQ(gpucal("export " + dir + "/r --to nersc -o " + dir + "/y --set vector_tflops=60", out, dir), 0) << out;
+  EXPECT_EQ(gpucal("export " + dir + "/r --to nersc --out " + dir + "/y --set vector_tflops=60", out, dir), 0) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/y/nersc/system.json"));
   // --to takes a comma list like every list flag: each target written, in the order given.
-  EXPECT_EQ(gpucal("export " + dir + "/r --to vtrain,astrasim -o " + dir + "/z", out, dir), 0) << out;
+  EXPECT_EQ(gpucal("export " + dir + "/r --to vtrain,astrasim --out " + dir + "/z", out, dir), 0) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/z/astrasim/system.json"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/z/vtrain/synthetic_gpu/AR_GPU2_1M_1024M_LUT"));
   EXPECT_LT(out.find("vtrain: wrote"), out.find("astrasim: wrote")) << out;
@@ -215,7 +215,7 @@ TEST(GpucalCli, OutputsNeverOverwriteTheResultsTheCommandReads) {
   const std::string sidecar_before = testing::read_text(dir + "/r/gemm.json");
   std::string out;
   EXPECT_EQ(gpucal("fit " + dir + "/r -o " + dir + "/r/gemm.csv", out, dir), 2) << out;
-  EXPECT_EQ(out, "gpucal: error: -o: '" + dir + "/r/gemm.csv' is one of the results this command reads (" + dir +
+  EXPECT_EQ(out, "gpucal: error: --output: '" + dir + "/r/gemm.csv' is one of the results this command reads (" + dir +
                      "/r); write the output elsewhere\n");
   EXPECT_EQ(gpucal("compare " + dir + "/r " + dir + "/r --json " + dir + "/r/../r/gemm.json", out, dir), 2) << out;
   EXPECT_NE(out.find("--json: "), std::string::npos) << out;
@@ -223,12 +223,12 @@ TEST(GpucalCli, OutputsNeverOverwriteTheResultsTheCommandReads) {
       << out;
   EXPECT_EQ(out, "gpucal: error: --markdown and --junit name the same file '" + dir + "/x'\n");
   EXPECT_FALSE(std::filesystem::exists(dir + "/x"));
-  EXPECT_EQ(gpucal("predict " + dir + "/r --model llama3-8b --scale 8 --layers 1 --allow-missing --out " + dir +
+  EXPECT_EQ(gpucal("predict " + dir + "/r --model llama3-8b --scale 8 --layers 1 --allow-missing --output " + dir +
                        "/r/gemm.csv",
                    out, dir),
             2)
       << out;
-  EXPECT_NE(out.find("--out: "), std::string::npos) << out;
+  EXPECT_NE(out.find("--output: "), std::string::npos) << out;
   EXPECT_EQ(testing::read_text(dir + "/r/gemm.csv"), gemm_before);
   EXPECT_EQ(testing::read_text(dir + "/r/gemm.json"), sidecar_before);
   // Its own outputs are fine: the default calibration.json, a new file in the folder.

@@ -1,9 +1,10 @@
-// `gpucal list`: every registry's every row, in plain text and markdown, the summary's counts,
+// `gpucal list`: every registry's every row, in plain text, markdown and JSON, the summary's counts,
 // and a misspelt registry as one line and exit 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/export/export_registry.h"
@@ -50,7 +51,8 @@ TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
   std::string out;
   ASSERT_EQ(gpucal_list("", out, dir), 0) << out;
   const auto summary = testing::text_lines(out);
-  ASSERT_EQ(summary.size(), 1 + expected.size()) << out;
+  // The header, a line per registry above, and the flags' table (tests/docs/check_flags.py).
+  ASSERT_EQ(summary.size(), 1 + expected.size() + 1) << out;
   for (const auto& [what, names] : expected) {
     // The summary's count, then the rows in registry order, plain and markdown.
     const auto line = std::find_if(summary.begin(), summary.end(),
@@ -65,11 +67,15 @@ TEST(GpucalCli, ListShowsEveryRowOfEveryRegistry) {
     ASSERT_EQ(plain.size(), 1 + names.size()) << out;
     for (size_t i = 0; i < names.size(); ++i)
       EXPECT_EQ(plain[1 + i].rfind(names[i] + " ", 0), 0u) << plain[1 + i];
-    ASSERT_EQ(gpucal_list(what + " --markdown", out, dir), 0) << out;
+    ASSERT_EQ(gpucal_list(what + " --as markdown", out, dir), 0) << out;
     const auto markdown = testing::text_lines(out);
     ASSERT_EQ(markdown.size(), 2 + names.size()) << out;
     for (size_t i = 0; i < names.size(); ++i)
       EXPECT_EQ(markdown[2 + i].rfind("| `" + names[i] + "` |", 0), 0u) << markdown[2 + i];
+    ASSERT_EQ(gpucal_list(what + " --as json", out, dir), 0) << out;
+    const auto rows = nlohmann::ordered_json::parse(out);
+    ASSERT_EQ(rows.size(), names.size()) << out;
+    for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(rows[i].begin().value(), names[i]) << rows[i].dump();
   }
   ASSERT_EQ(gpucal_list("collectives", out, dir), 0);
   EXPECT_NE(out.find("\nallreduce "), std::string::npos) << out;

@@ -7,7 +7,7 @@ whose first line is `# GPU only` is checked for its programs and verbs alone.
 
 
 A generated block, the text between `<!-- generated: COMMAND -->` and `<!-- end generated -->`
-(a table of a registry's rows: `gpucal list WHAT --markdown`, `bench_gemm --list-impls
+(a table of a registry's rows: `gpucal list WHAT --as markdown`, `bench_gemm --list-impls
 --markdown`; a scored comparison: `python3` and a script under tests/ with `build/app/gpucal` and `{tmp}`,
 the build's gpucal and a fresh folder), must be what COMMAND prints now, run with the build's programs; a block that
 differs is a problem naming the page, line and command. With --update the blocks are rewritten

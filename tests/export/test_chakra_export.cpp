@@ -91,7 +91,7 @@ void expect_matches_prediction(const DecodedTrace& t, const json& groups, const 
 Exported export_and_check(const std::string& dir, const std::string& model_flags, int world, int pp,
                           bool predicted = true) {
   std::string log;
-  EXPECT_EQ(run_gpucal("export results --to chakra " + model_flags + " -o out", log, dir), 0) << log;
+  EXPECT_EQ(run_gpucal("export results --to chakra " + model_flags + " --out out", log, dir), 0) << log;
   Exported e;
   e.groups = json::parse(read_text(dir + "/out/chakra/comm_group.json"));
   for (int r = 0; r < world; ++r) e.traces.push_back(read_trace(dir + "/out/chakra", r));
@@ -173,21 +173,21 @@ TEST(ChakraExport, InterleavedScheduleAndContextParallelRing) {
 TEST(ChakraExport, UsageErrors) {
   const std::string dir = workload_fixture_dir();
   std::string log;
-  EXPECT_EQ(run_gpucal("export results --to chakra -o out", log, dir), 2);
+  EXPECT_EQ(run_gpucal("export results --to chakra --out out", log, dir), 2);
   EXPECT_NE(log.find("--to chakra writes a workload: it needs --model"), std::string::npos) << log;
   // A hardware target takes --model too: its fields fitted to the step (tests/export/test_workload_fields.cpp).
-  EXPECT_EQ(run_gpucal("export results --to astrasim --model-config dense.json -o out", log, dir), 0) << log;
+  EXPECT_EQ(run_gpucal("export results --to astrasim --model-config dense.json --out out", log, dir), 0) << log;
   EXPECT_NE(read_text(dir + "/out/astrasim/NOTES.md").find("## Workload-aware fields"), std::string::npos);
-  EXPECT_EQ(run_gpucal("export results --to all --tp 2 -o out", log, dir), 2);
+  EXPECT_EQ(run_gpucal("export results --to all --tp 2 --out out", log, dir), 2);
   EXPECT_NE(log.find("--tp needs --model"), std::string::npos) << log;
-  EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --tp 3 -o out", log, dir), 2) << log;
+  EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --tp 3 --out out", log, dir), 2) << log;
   // A trace that would grow past its bound is refused before it is built, naming the flags.
-  EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --dtype bf16 --dp 2 --global-batch 1000000 -o big", log, dir), 2)
+  EXPECT_EQ(run_gpucal("export results --to chakra --model-config dense.json --dtype bf16 --dp 2 --global-batch 1000000 --out big", log, dir), 2)
       << log;
   EXPECT_NE(log.find("lower --global-batch or raise --micro-batch"), std::string::npos) << log;
   EXPECT_FALSE(std::filesystem::exists(dir + "/big")) << log;
   // Without --model, --to all writes the hardware targets as before and no workload.
-  run_gpucal("export results --to all -o out", log, dir);
+  run_gpucal("export results --to all --out out", log, dir);
   EXPECT_FALSE(std::filesystem::exists(dir + "/out/chakra")) << log;
   EXPECT_TRUE(std::filesystem::exists(dir + "/out/astrasim/system.json")) << log;
 }

@@ -60,7 +60,7 @@ std::string busbw_key(const json& op) {
 void export_and_check(const std::string& model_flags, int pp, int64_t micro_batches) {
   const std::string dir = workload_fixture_dir();
   std::string log;
-  ASSERT_EQ(run_gpucal("export results --to simai " + model_flags + " -o out", log, dir), 0) << log;
+  ASSERT_EQ(run_gpucal("export results --to simai " + model_flags + " --out out", log, dir), 0) << log;
   std::vector<std::string> errors;
   const SimaiWorkload w = parse_simai_workload(read_text(dir + "/out/simai/workload.txt"), errors);
   const auto busbw = parse_simai_busbw(read_text(dir + "/out/simai/busbw.yaml"), errors);
@@ -120,7 +120,7 @@ TEST(SimaiExport, ExpertParallel) {
 TEST(SimaiExport, RefusesWhatSimaiCannotPlace) {
   const std::string dir = workload_fixture_dir();
   std::string log;
-  EXPECT_EQ(run_gpucal("export results --to simai --model-config dense.json --dtype bf16 --cp 2 -o out", log, dir), 2);
+  EXPECT_EQ(run_gpucal("export results --to simai --model-config dense.json --dtype bf16 --cp 2 --out out", log, dir), 2);
   EXPECT_NE(log.find("no context-parallel group"), std::string::npos) << log;
   EXPECT_FALSE(std::filesystem::exists(dir + "/out/simai/workload.txt"));
 }

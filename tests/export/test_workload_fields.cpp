@@ -80,7 +80,7 @@ double rms(const Section& s, bool after) {
 
 Section export_section(const std::string& dir, const std::string& tool, const std::string& sets = "") {
   std::string log;
-  EXPECT_EQ(run_gpucal("export results --to " + tool + " " + kFlags + kSets + sets + " -o out", log, dir), 0) << log;
+  EXPECT_EQ(run_gpucal("export results --to " + tool + " " + kFlags + kSets + sets + " --out out", log, dir), 0) << log;
   const Section s = read_section(read_text(dir + "/out/" + tool + "/NOTES.md"));
   EXPECT_FALSE(s.rows.empty()) << tool;
   EXPECT_NEAR(s.rms_before, rms(s, false), 1e-3 + 1e-3 * s.rms_before) << tool;
@@ -180,7 +180,7 @@ TEST(WorkloadFields, WithoutModelEveryFileIsAsBefore) {
   const std::string dir = fresh_temp_dir();
   write_synthetic_results(dir + "/results");
   std::string log;
-  run_gpucal("export results --to all -o out --set processor_usage=0.05 --set offload_gbps=50 --set offload_gib=512 "
+  run_gpucal("export results --to all --out out --set processor_usage=0.05 --set offload_gbps=50 --set offload_gib=512 "
              "--set nodes=4",
              log, dir);
   // The tools' files, recorded with the exporters before the workload-aware fields (calculon

@@ -133,7 +133,7 @@ std::vector<nlohmann::json> predict_stages(const std::string& dir, const std::st
     std::string log;
     const std::string path = dir + "/predict." + std::to_string(s) + ".json";
     const int rc = run_gpucal("predict results " + model_flags + " --pp-stage " + std::to_string(s) +
-                                  " --quiet --out " + path,
+                                  " --quiet --output " + path,
                               log, dir);
     EXPECT_EQ(rc, 0) << log;
     out.push_back(rc == 0 ? nlohmann::json::parse(read_text(path)) : nlohmann::json());

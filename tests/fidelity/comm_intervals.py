@@ -3,7 +3,7 @@
 
 For each log: `gpucal import` (with the flags the log needs, as tests/calibration/comm_fit_report.sh),
 then per collectives group every 3rd distinct size (positions 1, 4, 7, ...) is removed from
-collectives.csv, `gpucal fit` fits the rest, and `gpucal predict-comm --json` predicts the removed
+collectives.csv, `gpucal fit` fits the rest, and `gpucal predict-comm --as json` predicts the removed
 sizes with their 90% intervals. Reported per log, per log type (nccl, rccl, osu) and overall:
   - the median point error |predicted - measured| / measured of the chosen form, and of log-log
     interpolation between the same training sizes (per-size minimum times, extended beyond the
@@ -88,7 +88,7 @@ def predict(gpucal, calibration, key, sizes):
     collective, dtype, nranks, rpn, nnodes = key
     out = run([gpucal, "predict-comm", calibration, "--collective", collective, "--dtype", dtype,
                "--nranks", nranks, "--nnodes", nnodes, "--ranks-per-node", rpn,
-               "--size", ",".join(str(int(s)) for s in sizes), "--json"])
+               "--size", ",".join(str(int(s)) for s in sizes), "--as", "json"])
     return json.loads(out)
 
 

@@ -42,7 +42,7 @@ def main():
     run([gpucal, "import", os.path.join(fixtures, "xla_matmul_sm90.txtpb"),
          os.path.join(fixtures, "xla_collective_sm90.txtpb"), "--device", "NVIDIA H100 80GB HBM3", "--out", first])
     run([gpucal, "fit", first])
-    out = run([gpucal, "export", first, "--to", "xla", "-o", exported, "--verbose"])
+    out = run([gpucal, "export", first, "--to", "xla", "--out", exported, "--verbose"])
     xla = os.path.join(exported, "xla")
     tables = {"matmul_perf_table.txtpb": "xla.GemmPerfTable",
               "collective_perf_table.txtpb": "xla.DeviceHloInstructionProfiles"}

@@ -76,7 +76,7 @@ CASES = [
     (['compare', R, R, '--markdown', '{OUT}'], '--markdown', read_in_results),
     (['compare', R, R, '--junit', '{OUT}'], '--junit', read_in_results),
     (['compare', R, R, '--json', '{OUT}'], '--json', read_in_results),
-    (['predict', R, '--model', 'llama3-8b', '--scale', '8', '--layers', '1', '--allow-missing', '--out', '{OUT}'],
+    (['predict', R, '--model', 'llama3-8b', '--scale', '8', '--layers', '1', '--allow-missing', '--output', '{OUT}'],
      '--out', read_in_results),
     (['export', R, '--to', 'calculon', '-o', '{OUT}'], '-o', read_in_results),
     (['check', n1, '--expect', E, '--junit', '{OUT}'], '--junit', [E] + read_in_node),

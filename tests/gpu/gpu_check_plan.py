@@ -183,7 +183,7 @@ STEPS = [
     # --allow-suspect: rows a loaded host flags suspect (their column says so) still cost the step,
     # so the chain predicts wherever it runs.
     Step("step_predict", 4, "bench", 15,
-         ["{bin:gpucal}", "predict", STEP_DIR, *STEP_MODEL, "--measure-step", "--allow-suspect", "--out",
+         ["{bin:gpucal}", "predict", STEP_DIR, *STEP_MODEL, "--measure-step", "--allow-suspect", "--output",
           f"{STEP_DIR}/predict.json"],
          "{bin:gpucal}"),
 ]

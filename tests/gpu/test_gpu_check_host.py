@@ -152,7 +152,7 @@ class PlanTest(unittest.TestCase):
                 self.assertLessEqual(argv.count(flag), 1, f"{name}: {flag} twice")
             self.assertEqual(len([a for a in argv if a == "--max-time-per-point"]), int(name != "step_predict"))
         # The predict inputs and the step land where gpucal predict reads them.
-        outs = {name: argv[argv.index("--out") + 1] for name, argv in programs.items()}
+        outs = {name: argv[argv.index("--out" if "--out" in argv else "--output") + 1] for name, argv in programs.items()}
         self.assertEqual(outs, {"step_gemm": "{out}/step/gemm.csv", "step_attention": "{out}/step/attention.csv",
                                 "step_memory": "{out}/step/memory.csv", "step_bench": "{out}/step/step.csv",
                                 "torch_step": "{out}/step/torch_step.csv", "step_predict": "{out}/step/predict.json"})

@@ -111,7 +111,7 @@ print(json.dumps({{"allreduce_s": net.time("all_reduce", {size}, {nranks}), "gem
 def check_nersc(root, out, calib, nranks, size, t_ar, dtype, g, gpucal, results, sets):
     print("\n== NERSC transformer-perf-estimates", flush=True)
     ar_out = os.path.join(out, "nersc_allreduce")
-    run([gpucal, "export", results, "--to", "nersc", "-o", ar_out] + sets + ["--set", "nersc_comm_op=allreduce"])
+    run([gpucal, "export", results, "--to", "nersc", "--out", ar_out] + sets + ["--set", "nersc_comm_op=allreduce"])
     t_ag = measured_collective(calib, "allgather", nranks, size)
     t_rs = measured_collective(calib, "reduce_scatter", nranks, size)
     code = f"""
@@ -200,7 +200,7 @@ def check_astrasim(root, out, calib, nranks, size, t_ar, dtype, g, gpucal, resul
         if not sets[i + 1].startswith(("inter_busbw_gbps=", "inter_alpha_us=", "nodes=")):
             one_node += sets[i:i + 2]
     out = os.path.join(out, "astrasim_one_node")
-    run([gpucal, "export", results, "--to", "astrasim", "-o", out] + one_node)
+    run([gpucal, "export", results, "--to", "astrasim", "--out", out] + one_node)
     with open(os.path.join(out, "astrasim", "network.yml")) as f:
         print("  network.yml: " + " | ".join(l.strip() for l in f if not l.startswith("#")))
     work = tempfile.mkdtemp(prefix="astrasim_check_", dir=out)
@@ -278,7 +278,7 @@ def main():
     sets = [a for kv in args.set for a in ("--set", kv)]
     calib_path = os.path.join(args.out, "calibration.json")
     run([args.gpucal, "fit", args.results, "-o", calib_path])
-    p = run([args.gpucal, "export", calib_path, "--to", "all", "-o", args.out] + sets, check=False)
+    p = run([args.gpucal, "export", calib_path, "--to", "all", "--out", args.out] + sets, check=False)
     print(p.stdout)
     print(p.stderr)
     with open(calib_path) as f:

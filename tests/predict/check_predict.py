@@ -57,7 +57,7 @@ def main():
 
     # 1. The measured layout: every op measured, the step is the plain sum.
     out = os.path.join(a.work, "tp1.json")
-    run([a.gpucal, "predict", res] + MODEL + ["--out", out])
+    run([a.gpucal, "predict", res] + MODEL + ["--output", out])
     doc = json.load(open(out))
     rows = {}
     for bench in ("gemm", "attention", "memory"):
@@ -86,11 +86,11 @@ def main():
     print(f"ok: tp=1 step {total * 1e3:.3f} ms = sum of {len(doc['ops'])} measured ops")
 
     # --measure-step: refused without bench_step's row, then compared with it.
-    p = run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--out", out], 1)
+    p = run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--output", out], 1)
     if "--measure-step: no ok row" not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
         sys.exit(f"FAIL: --measure-step without step.csv: {p.stderr!r}")
     run([os.path.join(a.bin_dir, "bench_step", "bench_step")] + MODEL + FAST + ["--out", os.path.join(res, "step.csv")])
-    run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--out", out])
+    run([a.gpucal, "predict", res] + MODEL + ["--measure-step", "--output", out])
     m = json.load(open(out))["measured_step"]
     with open(os.path.join(res, "step.csv"), newline="") as f:
         step_row = list(csv.DictReader(f))[-1]
@@ -103,7 +103,7 @@ def main():
     print(f"ok: --measure-step predicted / measured = {m['predicted_over_measured']:.3f} (tiny model, loaded host)")
 
     # Flags that would be ignored or read as the default, and values out of their bounds: one
-    # line, exit 2 (once: a negative step time, the model's own seq, the default --out ...).
+    # line, exit 2 (once: a negative step time, the model's own seq, the default --output ...).
     bad = {
         ("--micro-batch", "9223372036854775807"): "--micro-batch: expected at most 1048576",
         ("--dp", "4611686018427387904"): "--dp: expected at most 1048576",
@@ -111,7 +111,7 @@ def main():
         ("--global-batch", "0"): "--global-batch: expected an integer from 1",
         ("--dtype", ""): "--dtype with --model: expected bf16, fp16, fp32 or auto, got ''",
         ("--grad-dtype", ""): "--grad-dtype: expected a value, got ''",
-        ("--out", ""): "--out: expected a path, got ''",
+        ("--output", ""): "--output: expected a path, got ''",
         ("--virtual-stages", "2"): "--virtual-stages needs --schedule interleaved",
         ("--tp", "2", "--sweep", "tp=1,2"): "--sweep tp=1,2: --tp is given too",
         ("--sweep", "tp=1,2", "tp=4"): "--sweep: key 'tp' given twice",
@@ -128,8 +128,8 @@ def main():
         return base + rest
     for flags, text in bad.items():
         cmd = [a.gpucal, "predict", res] + model_with(flags) + ["--allow-missing"]
-        if "--out" not in flags:
-            cmd += ["--out", os.path.join(a.work, "bad.json")]
+        if "--output" not in flags:
+            cmd += ["--output", os.path.join(a.work, "bad.json")]
         p = run(cmd, 2)
         if text not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
             sys.exit(f"FAIL: {shlex.join(flags)}: expected one line with {text!r}, got {p.stderr!r}")
@@ -144,7 +144,7 @@ def main():
     # A sweep with --allow-missing before any communication data: tp=2 leaves its TP messages
     # out, so its step lacks them; it ranks after the complete tp=1 and lists what it left out.
     out = os.path.join(a.work, "sweep_missing.json")
-    p = run([a.gpucal, "predict", res] + MODEL + ["--allow-missing", "--sweep", "tp=1,2", "zero=0,1", "--out", out])
+    p = run([a.gpucal, "predict", res] + MODEL + ["--allow-missing", "--sweep", "tp=1,2", "zero=0,1", "--output", out])
     sw = json.load(open(out))
     ranked = sw["ranked"]
     complete = [r for r in ranked if r.get("complete") is True]
@@ -179,7 +179,7 @@ def main():
              "--collective", "allreduce,allgather,reduce_scatter", "--dtype", "fp32", "--sizes", "4K:1M:x4"] + FAST +
             ["--out", os.path.join(res, "collectives.csv")])
         out = os.path.join(a.work, "tp2.json")
-        run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--sp", "--out", out])
+        run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--sp", "--output", out])
         doc = json.load(open(out))
         prov = {}
         for op in doc["ops"]:
@@ -196,7 +196,7 @@ def main():
             sys.exit("FAIL: tp=2 step is not the sum of its ops")
         print(f"ok: tp=2 sp step {total * 1e3:.3f} ms, provenance {prov}")
         # overlap tp hides the TP messages under the GEMMs
-        run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--sp", "--overlap", "tp", "--out", out])
+        run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--sp", "--overlap", "tp", "--output", out])
         hidden = json.load(open(out))["breakdown"]
         tp_pipeline = sum(op["time_s_per_step"] for op in doc["ops"]
                           if op.get("dimension") == "tp" and not op["per_step"])
@@ -205,7 +205,7 @@ def main():
         # 3. The sweep ranks layouts, fastest first.
         out = os.path.join(a.work, "sweep.json")
         unswept = MODEL[:MODEL.index("--micro-batch")] + MODEL[MODEL.index("--micro-batch") + 2:]
-        run([a.gpucal, "predict", res] + unswept + ["--sweep", "tp=1,2", "micro-batch=1,2", "--out", out])
+        run([a.gpucal, "predict", res] + unswept + ["--sweep", "tp=1,2", "micro-batch=1,2", "--output", out])
         ranked = json.load(open(out))["ranked"]
         times = [r["breakdown"]["step"]["time_s"] for r in ranked]
         if len(ranked) != 4 or times != sorted(times):
@@ -216,7 +216,7 @@ def main():
         run(shlex.split(a.mpirun) + [os.path.join(a.bin_dir, "bench_p2p", "bench_p2p"), "--pattern", "sendrecv",
              "--sizes", "4K:1M:x4"] + FAST + ["--out", os.path.join(res, "p2p.csv")])
         out = os.path.join(a.work, "pp2.json")
-        run([a.gpucal, "predict", res] + MODEL[:-1] + ["2", "--pp", "2", "--out", out])
+        run([a.gpucal, "predict", res] + MODEL[:-1] + ["2", "--pp", "2", "--output", out])
         doc = json.load(open(out))
         sends = [op for op in doc["ops"] if op["bench"] == "p2p"]
         if not sends or any(not op["time_us_per_call"] > 0 or not any("p2p" in s for s in op["sources"])
@@ -225,7 +225,7 @@ def main():
         print(f"ok: pp=2 with {len(sends)} stage-message ops from the p2p fit")
     else:
         # No collectives measured, no communication model: the TP messages cannot be costed.
-        p = run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--out", os.path.join(a.work, "x.json")], 1)
+        p = run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--output", os.path.join(a.work, "x.json")], 1)
         if len(p.stderr.strip().splitlines()) != 1 or "cannot cost" not in p.stderr:
             sys.exit(f"FAIL: expected one 'cannot cost' line, got {p.stderr!r}")
         print("ok: tp=2 without communication data refused")

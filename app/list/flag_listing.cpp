@@ -1,0 +1,73 @@
+// `gpucal list flags`: every long flag of every verb, nested verbs included, grouped by meaning.
+// A flag's meaning is what it takes (a switch, or a value of a named kind: FILE, DIR, INT, ...)
+// and its default; a flag name that carries two meanings shows as two rows, which
+// tests/docs/check_flags.py refuses (docs/flags.md shows the table).
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "app/list/registry_listings.h"
+
+namespace gpucal::calibration {
+
+namespace {
+
+struct FlagUse {
+  std::string verb;     // "fleet run"
+  std::string takes;    // "switch", or the value's kind ("FILE", "INT", "NAME ...")
+  std::string fallback; // the default as --help shows it, "" for none
+  std::string help;     // the description's first clause
+};
+
+std::string takes_of(const CLI::Option& o) {
+  if (o.get_expected_min() == 0 && o.get_expected_max() == 0) return "switch";
+  // CLI11 appends a validator's name ("INT:INT", "FLOAT:NUMBER"); a set of choices stays.
+  std::string kind = o.get_type_name();
+  if (const auto colon = kind.find(':'); colon != std::string::npos)
+    kind = kind.compare(colon + 1, 1, "{") == 0 ? kind.substr(colon + 1) : kind.substr(0, colon);
+  if (o.get_expected_max() > 1) kind += " ...";
+  return kind;
+}
+
+std::string first_clause(const std::string& help) {
+  const std::size_t end = help.find_first_of(";\n");
+  std::string text = help.substr(0, end);
+  while (!text.empty() && (text.back() == ':' || text.back() == ' ')) text.pop_back();
+  if (text.size() > 90) text = text.substr(0, text.rfind(' ', 87)) + " ...";
+  return text;
+}
+
+void collect(const CLI::App& app, const std::string& verb, std::vector<std::pair<std::string, FlagUse>>& out) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_lnames().empty()) continue;  // positional, or a short flag alone
+    const std::string name = "--" + o->get_lnames().front();
+    if (name == "--help") continue;
+    out.push_back({name, {verb, takes_of(*o), o->get_default_str(), first_clause(o->get_description())}});
+  }
+  for (const CLI::App* sub : app.get_subcommands({}))
+    collect(*sub, verb.empty() ? sub->get_name() : verb + " " + sub->get_name(), out);
+}
+
+}  // namespace
+
+registry::Listing list_flags(const CLI::App& gpucal) {
+  std::vector<std::pair<std::string, FlagUse>> uses;
+  collect(gpucal, "", uses);
+  // One row per (flag, takes, default): the verbs that share it, and the first verb's words.
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::vector<std::string>, std::string>> rows;
+  for (const auto& [name, use] : uses) {
+    auto& row = rows[{name, use.takes, use.fallback}];
+    if (row.first.empty()) row.second = use.help;
+    row.first.push_back(use.verb.empty() ? "gpucal" : use.verb);
+  }
+  registry::Listing t{.columns = {"flag", "takes", "default", "verbs", "meaning"}, .code_columns = {0}};
+  for (const auto& [key, row] : rows) {
+    const auto& [name, takes, fallback] = key;
+    t.rows.push_back({name, takes, fallback.empty() ? "-" : fallback, registry::join(row.first), row.second});
+  }
+  return t;
+}
+
+}  // namespace gpucal::calibration
