@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "app/compare/mann_whitney.h"
 #include "app/compare/process_compare.h"
@@ -17,6 +18,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::regression: return "REGRESSION";
     case Verdict::improvement: return "improvement";
     case Verdict::unchanged: return "unchanged";
+    case Verdict::suspect: return "suspect";
     case Verdict::status_changed: return "status-changed";
     case Verdict::not_compared: return "not-compared";
     case Verdict::only_in_baseline: return "only-in-baseline";
@@ -64,9 +66,28 @@ bool is_environment_key(const std::string& path) {
   return false;
 }
 
+// An array whose entries are objects that each carry a distinct string `name`: keyed by it.
+bool named_entries(const json& j) {
+  std::set<std::string> names;
+  for (const auto& e : j)
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !names.insert(e["name"]).second)
+      return false;
+  return true;
+}
+
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
     for (const auto& [key, value] : j.items()) flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+  } else if (j.is_array() && !j.empty() && named_entries(j)) {
+    // By name, not position: one library more shifts no other. Where a file was found is not
+    // what it is (a build folder's path), so an entry's path is left out.
+    for (const auto& e : j) {
+      const std::string key = prefix + "[" + e["name"].get<std::string>() + "]";
+      json rest = e;
+      rest.erase("name");
+      rest.erase("path");
+      out[key] = rest.empty() ? "present" : rest.dump();
+    }
   } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
     for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], prefix + "[" + std::to_string(i) + "]", out);
   } else {
@@ -101,6 +122,13 @@ struct RowRef {
       if (s == "error" || (s != "ok" && worst == "ok")) worst = s;
     }
     return worst;
+  }
+  // The `suspect` reason of a row of the point (preempted, ...), "" when none is.
+  std::string suspect() const {
+    if (!bench->table.has_column("suspect")) return "";
+    for (std::size_t r : rows)
+      if (const std::string& s = bench->table.get_string(r, "suspect"); !s.empty()) return s;
+    return "";
   }
   std::string status_detail() const {
     for (std::size_t r : rows)
@@ -200,6 +228,18 @@ PointComparison compare_point(const std::string& bench, const std::string& point
   } else {
     c.verdict = Verdict::unchanged;
   }
+  // A preempted timing says nothing either way: the point is named as suspect, never passed as
+  // unchanged nor failed as a regression (`gpucal run` retries such points; rerun to judge it).
+  const std::string base_suspect = base.suspect(), cur_suspect = cur.suspect();
+  if (!base_suspect.empty() || !cur_suspect.empty()) {
+    c.verdict = Verdict::suspect;
+    c.is_failure = false;
+    c.detail = "suspect timing in the " +
+               (base_suspect.empty() ? "current run: " + cur_suspect
+                : cur_suspect.empty() ? "baseline: " + base_suspect
+                                      : "baseline (" + base_suspect + ") and the current run: " + cur_suspect) +
+               "; rerun to judge this point";
+  }
   return c;
 }
 
@@ -218,9 +258,22 @@ std::vector<EnvironmentChange> sidecar_changes(const std::string& label, const j
     const auto b = base.find(key), c = cur.find(key);
     const std::string bv = b == base.end() ? "(absent)" : b->second;
     const std::string cv = c == cur.end() ? "(absent)" : c->second;
-    if (bv != cv) changes.push_back({label + ": " + key, bv, cv});
+    if (bv != cv) changes.push_back({key, bv, cv, {label}});
   }
   return changes;
+}
+
+std::vector<EnvironmentChange> merge_changes(const std::vector<EnvironmentChange>& changes) {
+  std::vector<EnvironmentChange> merged;
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
+  for (const auto& c : changes) {
+    const auto [it, added] = index.emplace(std::tuple{c.what, c.baseline, c.current}, merged.size());
+    if (added) merged.push_back({c.what, c.baseline, c.current, {}});
+    auto& where = merged[it->second].where;
+    for (const auto& w : c.where)
+      if (std::find(where.begin(), where.end(), w) == where.end()) where.push_back(w);
+  }
+  return merged;
 }
 
 CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current, const CompareOptions& options) {
@@ -235,7 +288,7 @@ CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current
     if (b && c) {
       for (const char* column : {"device", "backend"}) {
         const auto bv = column_values(*b, column), cv = column_values(*c, column);
-        if (bv != cv) result.environment_changes.push_back({bench + ".csv " + column, join(bv), join(cv)});
+        if (bv != cv) result.environment_changes.push_back({column, join(bv), join(cv), {bench + ".csv"}});
       }
       const auto changes = sidecar_changes(bench + ".json", b->sidecar, c->sidecar);
       result.environment_changes.insert(result.environment_changes.end(), changes.begin(), changes.end());
@@ -261,6 +314,7 @@ CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current
       result.points.push_back(only);
     }
   }
+  result.environment_changes = merge_changes(result.environment_changes);
   return result;
 }
 

@@ -27,6 +27,7 @@ enum class Verdict {
   regression,        // significant and slower by > threshold
   improvement,       // significant and faster by > threshold
   unchanged,         // not significant, or within the threshold
+  suspect,           // ok in both, but a timing of either run is suspect (preempted): named, not judged
   status_changed,    // ok in one run, not ok in the other (a failure when the current one errs)
   not_compared,      // ok in neither run
   only_in_baseline,
@@ -46,9 +47,13 @@ struct PointComparison {
   std::string detail;
 };
 
+// One difference of device or software between the runs, matched by name: an array of named
+// entries (loaded_libraries) is compared entry by entry, by its `name`, not by position; the
+// same difference in several benches' sidecars is one change that lists them.
 struct EnvironmentChange {
-  std::string what;  // e.g. "gemm.csv device", "collectives.json: libraries.nccl"
+  std::string what;  // e.g. "device (csv column)", "loaded_libraries[libnccl.so.2]", "runtime.driver"
   std::string baseline, current;
+  std::vector<std::string> where{};  // the files that show it: "gemm.json", "memory.csv", ...
 };
 
 struct CompareResult {
@@ -68,6 +73,8 @@ CompareResult compare_runs(const ResultsDir& baseline, const ResultsDir& current
 // Differences in device/driver/library facts between two sidecars, flattened to
 // "key.path" strings; volatile keys (times, clocks, temperatures, power, hosts, commands)
 // are ignored. Exposed for tests.
+// The changes, grouped: one per (what, baseline, current), `where` listing every file.
+std::vector<EnvironmentChange> merge_changes(const std::vector<EnvironmentChange>& changes);
 std::vector<EnvironmentChange> sidecar_changes(const std::string& label, const nlohmann::json& baseline,
                                                const nlohmann::json& current);
 

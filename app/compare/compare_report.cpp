@@ -26,12 +26,23 @@ std::string p_text(const PointComparison& p) {
   return "-";
 }
 
-// Failures first, then improvements, then the rest; stable within a group.
+std::string where_text(const EnvironmentChange& c) {
+  std::string s;
+  for (const auto& w : c.where) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+std::string change_text(const EnvironmentChange& c) {
+  return c.what + ": " + c.baseline + " -> " + c.current + " (" + where_text(c) + ")";
+}
+
+// Failures first, then suspect points and improvements, then the rest; stable within a group.
 std::vector<const PointComparison*> ordered(const CompareResult& r) {
   std::vector<const PointComparison*> points;
   for (const auto& p : r.points) points.push_back(&p);
   auto rank = [](const PointComparison* p) {
     if (p->is_failure) return 0;
+    if (p->verdict == Verdict::suspect) return 1;
     if (p->verdict == Verdict::improvement) return 1;
     if (p->verdict == Verdict::unchanged) return 3;
     return 2;
@@ -43,7 +54,8 @@ std::vector<const PointComparison*> ordered(const CompareResult& r) {
 std::string summary_line(const CompareResult& r) {
   std::ostringstream s;
   s << r.count(Verdict::regression) << " regression(s), " << r.count(Verdict::improvement) << " improvement(s), "
-    << r.count(Verdict::unchanged) << " unchanged, " << r.count(Verdict::status_changed) << " status change(s), "
+    << r.count(Verdict::unchanged) << " unchanged, " << r.count(Verdict::suspect) << " suspect (not judged), "
+    << r.count(Verdict::status_changed) << " status change(s), "
     << r.count(Verdict::only_in_baseline) << " only in baseline, " << r.count(Verdict::only_in_current)
     << " only in current (threshold " << fmt("%.1f%%", 100 * r.options.threshold) << ", alpha "
     << fmt("%.3g", r.options.alpha) << ")";
@@ -70,9 +82,13 @@ std::string xml_escape(const std::string& text) {
 void print_compare_console(const CompareResult& r, std::ostream& out) {
   out << "gpucal compare: baseline " << r.baseline_dir << " vs current " << r.current_dir << "\n";
   if (!r.environment_changes.empty()) {
-    out << "WARNING: the runs differ in device or software:\n";
-    for (const auto& c : r.environment_changes)
-      out << "  " << c.what << ": " << c.baseline << " -> " << c.current << "\n";
+    // A few lines: the device, driver and clock changes first; --markdown and --json list all.
+    constexpr std::size_t kShown = 6;
+    out << "WARNING: the runs differ in device or software (" << r.environment_changes.size() << " change(s)):\n";
+    for (std::size_t i = 0; i < r.environment_changes.size() && i < kShown; ++i)
+      out << "  " << change_text(r.environment_changes[i]) << "\n";
+    if (r.environment_changes.size() > kShown)
+      out << "  ... and " << r.environment_changes.size() - kShown << " more (--markdown or --json lists every one)\n";
   }
   std::size_t width = 5;
   for (const auto& p : r.points) width = std::max(width, p.point.size());  // points start with their bench
@@ -95,8 +111,9 @@ void write_compare_markdown(const CompareResult& r, const std::string& path) {
   out << "# gpucal compare\n\nBaseline `" << r.baseline_dir << "`, current `" << r.current_dir << "`.\n\n";
   if (!r.environment_changes.empty()) {
     out << "> **The runs differ in device or software**: times may not be comparable.\n\n"
-        << "| what | baseline | current |\n| --- | --- | --- |\n";
-    for (const auto& c : r.environment_changes) out << "| " << c.what << " | " << c.baseline << " | " << c.current << " |\n";
+        << "| what | baseline | current | in |\n| --- | --- | --- | --- |\n";
+    for (const auto& c : r.environment_changes)
+      out << "| " << c.what << " | " << c.baseline << " | " << c.current << " | " << where_text(c) << " |\n";
     out << "\n";
   }
   out << "**" << summary_line(r) << "**\n\n";
@@ -117,7 +134,7 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
   int skipped = 0;
   for (const auto& p : r.points)
     if (p.verdict == Verdict::only_in_baseline || p.verdict == Verdict::only_in_current ||
-        p.verdict == Verdict::not_compared)
+        p.verdict == Verdict::not_compared || p.verdict == Verdict::suspect)
       ++skipped;
   // A comparison of nothing is one failed test case of its own: CI must not read it as a pass.
   const std::string nothing = r.nothing_compared();
@@ -134,7 +151,7 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
     out << "    <properties>\n";
     for (const auto& c : r.environment_changes)
       out << "      <property name=\"changed: " << xml_escape(c.what) << "\" value=\""
-          << xml_escape(c.baseline + " -> " + c.current) << "\"/>\n";
+          << xml_escape(c.baseline + " -> " + c.current + " (" + where_text(c) + ")") << "\"/>\n";
     out << "    </properties>\n";
   }
   for (const auto& p : r.points) {
@@ -149,7 +166,7 @@ void write_compare_junit(const CompareResult& r, const std::string& path) {
                         opt_us(p.current_median_us) + ". " + p.detail)
           << "</failure>\n    ";
     } else if (p.verdict == Verdict::only_in_baseline || p.verdict == Verdict::only_in_current ||
-               p.verdict == Verdict::not_compared) {
+               p.verdict == Verdict::not_compared || p.verdict == Verdict::suspect) {
       out << "\n      <skipped message=\"" << xml_escape(std::string(verdict_name(p.verdict)) + ": " + p.detail)
           << "\"/>\n    ";
     } else {
@@ -171,7 +188,8 @@ nlohmann::json compare_to_json(const CompareResult& r) {
                    {"environment_changes", nlohmann::json::array()},
                    {"points", nlohmann::json::array()}};
   for (const auto& c : r.environment_changes)
-    j["environment_changes"].push_back({{"what", c.what}, {"baseline", c.baseline}, {"current", c.current}});
+    j["environment_changes"].push_back(
+        {{"what", c.what}, {"baseline", c.baseline}, {"current", c.current}, {"where", c.where}});
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   for (const auto& p : r.points)
     j["points"].push_back({{"bench", p.bench},

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -109,8 +112,13 @@ TEST(Compare, ListsRowsInOneRunAndCallsOutDeviceChanges) {
   EXPECT_EQ(r.count(Verdict::only_in_baseline), 8);
   bool device_called_out = false, driver_called_out = false;
   for (const auto& c : r.environment_changes) {
-    if (c.what == "gemm.csv device" && c.current == "Other GPU") device_called_out = true;
-    if (c.what == "gemm.json: versions.driver") driver_called_out = true;
+    if (c.what == "device" && c.current == "Other GPU") device_called_out = true;
+    // Each difference is one change, with every file that shows it.
+    if (c.what == "versions.driver") {
+      driver_called_out = true;
+      EXPECT_NE(std::find(c.where.begin(), c.where.end(), "gemm.json"), c.where.end());
+      EXPECT_GT(c.where.size(), 1u);
+    }
     EXPECT_EQ(c.what.find("timestamp"), std::string::npos);
   }
   EXPECT_TRUE(device_called_out);
@@ -119,6 +127,73 @@ TEST(Compare, ListsRowsInOneRunAndCallsOutDeviceChanges) {
   print_compare_console(r, console);
   EXPECT_EQ(console.str().find("WARNING: the runs differ"), console.str().find("WARNING"));
   EXPECT_LT(console.str().find("WARNING"), console.str().find("verdict"));
+}
+
+// Rewrites each sidecar of `dir` with its `loaded_libraries`, from `paths` (file names are the
+// entries' names, as bench sidecars write them).
+void set_loaded_libraries(const std::string& dir, const std::vector<std::string>& paths) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    nlohmann::json j = nlohmann::json::parse(testing::read_text(entry.path().string()));
+    j["loaded_libraries"] = nlohmann::json::array();
+    for (const auto& p : paths)
+      j["loaded_libraries"].push_back({{"name", std::filesystem::path(p).filename().string()}, {"path", p}});
+    std::ofstream(entry.path()) << j.dump(2);
+  }
+}
+
+TEST(Compare, LibrariesAreMatchedByNameAndEachChangeIsSaidOnce) {
+  const Runs runs = make_runs({}, {});
+  set_loaded_libraries(runs.base, {"/usr/lib/libopenblas.so.0", "/usr/lib/libgomp.so.1", "/usr/lib/libm.so.6"});
+  // One library more at the front, and the same ones from another build folder.
+  set_loaded_libraries(runs.cur, {"/opt/x/libextra.so.1", "/build/lib/libopenblas.so.0", "/build/lib/libgomp.so.1",
+                                  "/build/lib/libm.so.6"});
+  const CompareResult r = compare_runs(load_results_dir(runs.base), load_results_dir(runs.cur), {});
+  ASSERT_EQ(r.environment_changes.size(), 1u);
+  const EnvironmentChange& c = r.environment_changes.front();
+  EXPECT_EQ(c.what, "loaded_libraries[libextra.so.1]");
+  EXPECT_EQ(c.baseline, "(absent)");
+  EXPECT_EQ(c.current, "present");
+  EXPECT_GT(c.where.size(), 2u);  // every bench's sidecar, said once
+  std::ostringstream console;
+  print_compare_console(r, console);
+  EXPECT_NE(console.str().find("(1 change(s)):\n  loaded_libraries[libextra.so.1]: (absent) -> present (gemm.json, attention.json, "),
+            std::string::npos)
+      << console.str();
+}
+
+// Appends a `suspect` column to dir/gemm.csv: `reason` on the row of `point`, empty elsewhere.
+void mark_suspect(const std::string& dir, const std::string& point, const std::string& reason) {
+  const std::string path = dir + "/gemm.csv";
+  std::istringstream in(testing::read_text(path));
+  std::string line, out;
+  for (bool header = true; std::getline(in, line); header = false)
+    out += line + (header ? ",suspect" : line.find(point) != std::string::npos ? "," + reason : ",") + "\n";
+  std::ofstream(path) << out;
+}
+
+TEST(Compare, ASuspectTimingIsNamedAndNeverUnchangedNorARegression) {
+  SyntheticOptions slow;
+  slow.seed = 5;
+  slow.slow_point = testing::synthetic_gemm_point();
+  slow.slow_factor = 1.5;
+  const Runs runs = make_runs({}, {});
+  mark_suspect(runs.cur, testing::synthetic_gemm_point(), "preempted");
+  const Runs slow_runs = make_runs({}, slow);
+  mark_suspect(slow_runs.cur, testing::synthetic_gemm_point(), "preempted");
+  for (const Runs* pair : {&runs, &slow_runs}) {
+    const CompareResult r = compare_runs(load_results_dir(pair->base, true), load_results_dir(pair->cur, true), {});
+    EXPECT_EQ(r.failures(), 0);
+    EXPECT_EQ(r.count(Verdict::suspect), 1);
+    for (const auto& p : r.points)
+      if (p.point == testing::synthetic_gemm_point()) {
+        EXPECT_EQ(p.verdict, Verdict::suspect);
+        EXPECT_EQ(p.detail, "suspect timing in the current run: preempted; rerun to judge this point");
+      }
+    std::ostringstream console;
+    print_compare_console(r, console);
+    EXPECT_NE(console.str().find("1 suspect (not judged)"), std::string::npos) << console.str();
+  }
 }
 
 TEST(Compare, MarkdownAndJunitReports) {
