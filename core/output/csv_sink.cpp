@@ -1,5 +1,6 @@
 #include "core/output/csv_sink.h"
 
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -22,9 +23,13 @@ const std::vector<std::string>& common_columns() {
 
 namespace {
 
-// Opening errors are bad input (exit 2): the --out path, or another run holding it.
+// Opening errors are bad input (exit 2): the --out path, or another run holding it. The file's
+// folder is made when absent, as gpucal run and import make theirs.
 AppendFile open_output(const std::string& path, AppendFile::Lock lock) {
   try {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::exists(parent, ec)) std::filesystem::create_directories(parent, ec);
     return AppendFile(path, lock, AppendFile::Staging::partial);
   } catch (const OpenError& e) {
     throw UsageError(e.what());
