@@ -1,11 +1,13 @@
 #include "app/check/check_command.h"
 
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
 #include "app/common/calibration_json.h"
 #include "app/common/output_guard.h"
 #include "app/fleet/junit.h"
+#include "app/fleet/prometheus.h"
 #include "core/output/file_io.h"
 
 namespace gpucal::check {
@@ -59,6 +61,36 @@ nlohmann::json to_json(const CheckOptions& o, const Expectations& e, const std::
   return j;
 }
 
+// A metric without a verdict (no floor, not measured) has no gpucal_check_ok: absent is not a pass.
+fleet::PromText check_prometheus(const Expectations& e, const fleet::RunIdentity& who, const std::string& node,
+                                 const std::vector<CheckLine>& lines) {
+  fleet::PromText p;
+  for (const auto& l : lines)
+    if (l.status == "pass" || l.status == "fail")
+      p.gauge("check_ok", "1 when gpucal check found the metric at or better than its SKU's floor, 0 when it misses it",
+              {{"node", node}, {"sku", e.sku}, {"metric", l.metric}}, l.status == "pass");
+  for (const auto& l : lines)
+    for (const char* status : {"pass", "fail", "no floor", "not measured"})
+      p.gauge("check_status", "gpucal check's verdict per metric: 1 for its status, 0 for the others",
+              {{"node", node}, {"sku", e.sku}, {"metric", l.metric}, {"status", status}}, l.status == status);
+  for (const auto& l : lines)
+    if (l.value)
+      p.gauge(l.metric, l.metric + " (" + l.unit + ") as gpucal check measured it", {{"node", node}, {"sku", e.sku}}, *l.value);
+  for (const auto& l : lines)
+    if (l.floor)
+      p.gauge("check_floor", "the SKU's floor gpucal check held the metric to (its unit)", {{"node", node}, {"sku", e.sku}, {"metric", l.metric}},
+              *l.floor);
+  p.gauge("last_run_timestamp_seconds", "when the checked run started (else when the check ran), seconds since the epoch",
+          {{"node", node}}, fleet::unix_seconds(who.start_time).value_or(fleet::now_seconds()));
+  return p;
+}
+
+std::string node_name(const fleet::RunIdentity& who, const std::string& results_dir) {
+  if (!who.hostname.empty()) return who.hostname;
+  const std::filesystem::path dir = std::filesystem::path(results_dir).lexically_normal();
+  return dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+}
+
 }  // namespace
 
 std::string format_check_table(const std::vector<CheckLine>& lines) {
@@ -84,7 +116,8 @@ std::string format_check_markdown(const std::string& title, const std::vector<Ch
 }
 
 int run_check(const CheckOptions& o, std::ostream& out) {
-  calibration::refuse_outputs_over_inputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown}},
+  calibration::refuse_outputs_over_inputs({{"--junit", o.junit}, {"--json", o.json}, {"--markdown", o.markdown},
+                                           {"--prometheus", o.prometheus}},
                                           {.files = {o.expect == "auto" ? "" : o.expect}, .folders = {o.results_dir}});
   const calibration::ResultsDir results = calibration::load_results_dir(o.results_dir, /*allow_suspect=*/true);
   const fleet::RunIdentity who = fleet::identity_of(results);
@@ -99,6 +132,7 @@ int run_check(const CheckOptions& o, std::ostream& out) {
   if (!o.junit.empty()) write_file_atomic(o.junit, fleet::junit_xml("gpucal check " + e.sku, junit_cases(e.sku, lines)));
   if (!o.json.empty()) calibration::write_json_file(to_json(o, e, lines), o.json);
   if (!o.markdown.empty()) write_file_atomic(o.markdown, format_check_markdown(title, lines));
+  if (!o.prometheus.empty()) fleet::write_prometheus(o.prometheus, check_prometheus(e, who, node_name(who, o.results_dir), lines));
   // A gate that judged nothing fails closed: no metric of the file measured with a floor to meet.
   if (passes + fails == 0) {
     write_stderr_line("gpucal: error: check judged nothing: " + o.results_dir + " holds none of the " +

@@ -1,4 +1,4 @@
-// `gpucal check RESULTS --expect auto|FILE [--junit F] [--json F] [--markdown F]`: a results
+// `gpucal check RESULTS --expect auto|FILE [--junit F] [--json F] [--markdown F] [--prometheus F]`: a results
 // folder's headline figures (app/fleet/node_metrics.h) against a SKU's expectations, as a
 // pass/fail table. `auto` picks the SKU from the sidecars' device name and backend. Exit 1 when
 // a figure misses its floor, 2 on bad input (no SKU matches, an invalid file).
@@ -15,6 +15,7 @@ struct CheckOptions {
   std::string results_dir;
   std::string expect = "auto";
   std::string junit, json, markdown;
+  std::string prometheus;  // node_exporter textfile collector (.prom): gpucal_check_ok, gpucal_check_status
 };
 
 int run_check(const CheckOptions& options, std::ostream& out);

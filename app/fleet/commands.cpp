@@ -107,6 +107,7 @@ void add_fleet_others(CLI::App& fleet, State& s) {
   r->add_option("--html", s.report.html, "default FLEET_DIR/report.html")->type_name("FILE");
   r->add_option("--json", s.report.json, "default FLEET_DIR/report.json")->type_name("FILE");
   r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml")->type_name("FILE");
+  r->add_option("--prometheus", s.report.prometheus, "also write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
   r->add_option("--history", s.report.history, "record the run in this history file (SQLite)")->type_name("FILE");
   r->add_option("--cluster", s.report.cluster, "cluster name for the history (default: fleet.json's)");
   add_diagnosis_flags(*r, s.report.diagnosis);
@@ -139,6 +140,7 @@ void add_check(CLI::App& app, State& s) {
   c->add_option("--junit", s.check_options.junit, "write JUnit XML")->type_name("FILE");
   c->add_option("--json", s.check_options.json, "write the table as JSON")->type_name("FILE");
   c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown")->type_name("FILE");
+  c->add_option("--prometheus", s.check_options.prometheus, "write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
 }
 
 CLI::App* add_history(CLI::App& app, State& s) {
@@ -167,6 +169,7 @@ CLI::App* add_history(CLI::App& app, State& s) {
       ->capture_default_str();
   rg->add_option("--junit", r.junit, "write JUnit XML")->type_name("FILE");
   rg->add_option("--json", r.json, "write the trends as JSON")->type_name("FILE");
+  rg->add_option("--prometheus", r.prometheus, "write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
   return h;
 }
 
@@ -205,6 +208,7 @@ class OperatorCommand : public calibration::Command {
       s_.check_cmd->footer(calibration::examples_footer({
           {"gpucal check results/smoke --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
           {"gpucal check results/node01 --expect expectations/h100_sxm.json --junit check.xml", "against a given file, JUnit for CI"},
+          {"gpucal check results/node01 --prometheus /var/lib/node_exporter/gpucal_check.prom", "the verdicts as Prometheus gauges"},
       }));
       return s_.check_cmd;
     }
@@ -228,6 +232,8 @@ class OperatorCommand : public calibration::Command {
       s_.history_regressions->footer(calibration::examples_footer({
           {"gpucal history regressions --history h.sqlite", "latest figures against their rolling baseline (exit 1 on one)"},
           {"gpucal history regressions --history h.sqlite --junit regressions.xml", "the same as JUnit for CI"},
+          {"gpucal history regressions --history h.sqlite --prometheus /var/lib/node_exporter/gpucal_regressions.prom",
+           "gpucal_regression gauges for node_exporter's textfile collector"},
       }));
       return h;
     }
@@ -250,6 +256,8 @@ class OperatorCommand : public calibration::Command {
     s_.fleet_report->footer(calibration::examples_footer({
         {"gpucal fleet report fleet-2026-11-25/", "the suspect nodes and links again (exit 1 when there are)"},
         {"gpucal fleet report fleet-2026-11-25/ --z 4 --junit fleet.xml", "another threshold, JUnit for CI"},
+        {"gpucal fleet report fleet-2026-11-25/ --prometheus /var/lib/node_exporter/gpucal_fleet.prom",
+         "gpucal_node_ok per node for node_exporter's textfile collector"},
     }));
     s_.fleet_baseline->footer(calibration::examples_footer({
         {"gpucal fleet baseline fleet-2026-11-25/ fleet-2026-11-26/ --sku h100_sxm -o h100_site.json",

@@ -1,7 +1,7 @@
 // `gpucal fleet report` outputs: Markdown (report.md), a self-contained HTML page with inline SVG
 // plots (report.html: a strip plot per node metric, a heatmap of each pair metric), JSON
 // (report.json) and JUnit (report.junit.xml: one testcase per node and metric, per pair, per node
-// status).
+// status), and on request the textfile collector's gauges (--prometheus).
 #pragma once
 #include <string>
 #include <vector>
@@ -10,6 +10,7 @@
 
 #include "app/fleet/diagnosis.h"
 #include "app/fleet/junit.h"
+#include "app/fleet/prometheus.h"
 
 namespace gpucal::fleet {
 
@@ -17,6 +18,9 @@ std::string report_markdown(const FleetDir& fleet, const Diagnosis& d);
 std::string report_html(const FleetDir& fleet, const Diagnosis& d);
 nlohmann::json report_json(const FleetDir& fleet, const Diagnosis& d);
 std::vector<JUnitCase> report_junit(const FleetDir& fleet, const Diagnosis& d);
+// --prometheus (app/fleet/prometheus.cpp): gpucal_node_ok and gpucal_link_ok (0 for a suspect,
+// failed or hung subject), each node's and pair's figures, the run's start time.
+PromText report_prometheus(const FleetDir& fleet, const Diagnosis& d, const std::string& cluster);
 // The few lines printed on the console: counts and the suspects.
 std::string report_summary(const FleetDir& fleet, const Diagnosis& d);
 

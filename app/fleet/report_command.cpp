@@ -33,7 +33,8 @@ void validate_report_options(const ReportOptions& options) {
   const DiagnosisOptions& d = o.diagnosis;
   const bool expect_file = d.expect != "auto" && d.expect != "none";
   calibration::refuse_outputs_over_inputs(
-      {{"--markdown", o.markdown}, {"--html", o.html}, {"--json", o.json}, {"--junit", o.junit}, {"--history", o.history}},
+      {{"--markdown", o.markdown}, {"--html", o.html}, {"--json", o.json}, {"--junit", o.junit}, {"--history", o.history},
+       {"--prometheus", o.prometheus}},
       {.files = {expect_file ? d.expect : ""}, .folders = {o.fleet_dir}});
   statistic_from_string(d.statistic);
   for (const auto& m : d.ignore_metrics) check_metric_id("--ignore-metrics", m);
@@ -63,7 +64,9 @@ int run_report(const ReportOptions& options, std::ostream& out) {
   write_file_atomic(o.html, report_html(f, d));
   calibration::write_json_file(report_json(f, d), o.json);
   write_file_atomic(o.junit, junit_xml("gpucal fleet " + f.path, report_junit(f, d)));
-  out << report_summary(f, d) << "  wrote " << o.markdown << ", " << o.html << ", " << o.json << ", " << o.junit << "\n";
+  if (!o.prometheus.empty()) write_prometheus(o.prometheus, report_prometheus(f, d, o.cluster));
+  out << report_summary(f, d) << "  wrote " << o.markdown << ", " << o.html << ", " << o.json << ", " << o.junit
+      << (o.prometheus.empty() ? "" : ", " + o.prometheus) << "\n";
   if (!o.history.empty()) {
     history::HistoryDb db(o.history);
     const history::Recording r = history::recording_of(f, d, o.cluster);

@@ -12,6 +12,7 @@ struct ReportOptions {
   std::string fleet_dir;
   std::string markdown, html, json, junit;  // empty: FLEET_DIR/report.md, report.html, report.json, report.junit.xml
   std::string history, cluster;             // record the run in this history file
+  std::string prometheus;                   // node_exporter textfile collector (.prom); empty: none
   DiagnosisOptions diagnosis;
   bool drain = false;                // drain the suspect nodes in Slurm (app/fleet/drain.h)
   std::string scontrol = "scontrol";  // the program --drain runs

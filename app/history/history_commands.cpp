@@ -8,6 +8,7 @@
 #include "app/common/output_guard.h"
 #include "app/compare/compare_report.h"
 #include "app/fleet/junit.h"
+#include "app/fleet/prometheus.h"
 #include "app/history/history_record.h"
 #include "core/output/file_io.h"
 #include "core/registry/registry.h"
@@ -45,6 +46,28 @@ std::string change_text(const Trend& t) {
   char text[32];
   std::snprintf(text, sizeof text, "%+.1f%%", 100 * t.change);
   return text;
+}
+
+// A series without a verdict (too short a history, no latest figure) has no gpucal_regression.
+fleet::PromText regressions_prometheus(const std::vector<Trend>& trends) {
+  fleet::PromText p;
+  std::string latest;
+  for (const auto& t : trends) {
+    if (t.latest_time > latest) latest = t.latest_time;
+    if (!t.note.empty()) continue;
+    fleet::PromLabels labels = fleet::subject_labels(t.node);
+    labels.emplace_back("metric", t.metric);
+    p.gauge("regression", "1 when gpucal history regressions finds the latest figure beyond its rolling baseline's threshold, else 0",
+            labels, t.regression);
+    p.gauge("regression_change_ratio", "(latest - baseline) / baseline of the series gpucal history regressions judged", labels, t.change);
+    p.gauge("regression_threshold_ratio", "the relative change that counts as a regression for the series", labels, t.threshold);
+  }
+  for (const auto& t : trends)
+    if (t.latest)
+      p.gauge(t.metric, t.metric + " (" + t.unit + "): the latest figure in the history", fleet::subject_labels(t.node), *t.latest);
+  p.gauge("last_run_timestamp_seconds", "when the latest run in the history started (else when the verdict was written), seconds since the epoch",
+          {}, fleet::unix_seconds(latest).value_or(fleet::now_seconds()));
+  return p;
 }
 
 }  // namespace
@@ -92,7 +115,8 @@ int run_show(const ShowOptions& o, std::ostream& out) {
 }
 
 int run_regressions(const RegressionCommand& c, std::ostream& out) {
-  calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}}, {.files = {c.history}});
+  calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}, {"--prometheus", c.prometheus}},
+                                          {.files = {c.history}});
   HistoryDb db(c.history, HistoryDb::Mode::read);
   check_filter("--metric", c.metric, db.metrics(), c.history);
   check_filter("--node", c.node, db.nodes(), c.history);
@@ -123,6 +147,7 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
       << c.options.k << ", minimum change " << format_value(100 * c.options.min_change) << "%)\n";
   if (!c.junit.empty()) write_file_atomic(c.junit, fleet::junit_xml("gpucal history regressions", cases));
   if (!c.json.empty()) calibration::write_json_file({{"trends", all}}, c.json);
+  if (!c.prometheus.empty()) fleet::write_prometheus(c.prometheus, regressions_prometheus(trends));
   // A gate that judged nothing fails closed: no series with a baseline to compare against.
   const auto judged = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.note.empty(); });
   if (judged == 0) {

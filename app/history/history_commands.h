@@ -18,6 +18,7 @@ struct ShowOptions {
 
 struct RegressionCommand {
   std::string history, metric, node, junit, json;
+  std::string prometheus;  // node_exporter textfile collector (.prom): gpucal_regression per node and metric
   RegressionOptions options;
 };
 
