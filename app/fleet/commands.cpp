@@ -262,6 +262,8 @@ class OperatorCommand : public calibration::Command {
     s_.fleet_baseline->footer(calibration::examples_footer({
         {"gpucal fleet baseline fleet-2026-11-25/ fleet-2026-11-26/ --sku h100_sxm -o h100_site.json",
          "expectations from healthy nights, for --expect"},
+        {"gpucal fleet baseline fleet-2026-11-*/ --sku h100_sxm --spread-k 3 --min-nodes 8 -o h100_site.json",
+         "tighter floors (3 robust sigmas) from a month of nights, a metric kept only where 8 nodes measured it"},
     }));
     s_.fleet_schedule->footer(calibration::examples_footer({
         {"gpucal fleet schedule --nodes 4,8,16,64 --summary", "how many link rounds a fleet of each size takes"},

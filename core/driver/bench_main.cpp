@@ -247,6 +247,17 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   }
   BenchArgs args;
   take_benchmark_args(argc, argv, launch, args);
+  // GPUCAL_PARSE_ONLY: stop once the command line parses, before any device or file is looked at
+  // (the test that runs every --help example, tests/e2e/check_help_examples.py).
+  if (std::getenv("GPUCAL_PARSE_ONLY") != nullptr) {
+    try {
+      parse_options(app, args);
+    } catch (const UsageError& e) {
+      std::cerr << prog << ": error: " << e.what() << "\n";
+      return 2;
+    }
+    return 0;
+  }
   // Parsing, on each process; every rank learns whether any rank failed.
   Steps step;
   ParsedRun parsed;
