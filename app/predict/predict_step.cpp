@@ -157,8 +157,8 @@ json breakdown_json(const Breakdown& b, Tallies& tallies) {
 const char* const kStepIntervalRule =
     "conservative: the step's arithmetic run with every op at the low end of its interval, then at the high end "
     "(the ops' interval bounds summed, as if all ops erred together); an op's interval is its measured row's "
-    "p10..p90, a collective's or p2p message's 90% conformal interval, or none (counted at its time: the compute "
-    "tables)";
+    "p10..p90, a collective's or p2p message's 90% conformal interval, a GEMM priced by the surface its held-out "
+    "p90 error widened per octave outside the measured shapes, or none (counted at its time: other compute tables)";
 
 json step_interval_json(const CostedSets& costed, const model::Workload& w, const PredictOptions& options,
                         double peak_tflops) {
