@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the backend)
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 
 def read_rows(results_dir, bench):
@@ -83,6 +84,16 @@ def annotated_heatmap(ax, grid, xlabels, ylabels, fmt, text_color, **imshow_args
     return image
 
 
+def approx_bytes(n):
+    """Rounded binary-suffixed size for prose: 262912 -> '257 KiB', 1835008 -> '1.75 MiB'."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return "%.3g %s" % (n, unit)
+        n /= 1024
+    return "%.3g TiB" % n
+
+
 def format_bytes(n):
     """Exact binary-suffixed size for labels: 512 -> '512 B', 524288 -> '512 KiB'."""
     n = int(n)
@@ -91,3 +102,26 @@ def format_bytes(n):
             return "%d %s" % (n, unit)
         n //= 1024
     return "%d TiB" % n
+
+
+def label_log_axis(ax, which="y"):
+    """Plain-number labels on a log10 axis, at least 3 in view: every decade over 3+ decades,
+    1-2-5 steps over 1 to 3, every integer step within one. Call after the data is plotted."""
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0
+    subs = (1.0,) if decades > 3 else (1.0, 2.0, 5.0) if decades > 1 else tuple(float(i) for i in range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def label_bytes_axis(ax, which="x"):
+    """A log2 byte axis labelled '32 KiB', '4 MiB' instead of 2^15, 2^22."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v) if v >= 1 and float(v).is_integer() else "%g" % v))
+
+
+def legend_outside(ax, fontsize=7, ncol=1):
+    """The legend right of the axes, off the data; save()'s tight_layout makes room for it."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=fontsize, ncol=ncol)

@@ -10,13 +10,19 @@ Writes PNG and SVG for:
   gemm_efficiency_heatmap_<dtype>_k<K> efficiency (tflops / peak_tflops) over M x N for a fixed K
   gemm_roofline_<dtype>                achieved TFLOP/s against arithmetic intensity, with the roofs
   attention_tflops                     attention TFLOP/s against sequence length
-  p2p_pair_matrix_<pattern>            p2p bandwidth per (source, destination) rank
+  p2p_pair_matrix_<pattern>            p2p bandwidth per (source, destination) rank; with one
+                                       measured pair, p2p_pair_bandwidth_<pattern> instead: that
+                                       pair's bandwidth against message size (a 1-cell matrix says nothing)
   memory_bandwidth                     STREAM bandwidth against working set per kernel and dtype, the
                                        cache levels of memory.json marked, calibration.json's plateaus shaded
-  memory_ops                           each memory-bound op's bandwidth against bytes moved, with the
-                                       device's memory bandwidth
+  memory_ops                           each memory-bound op's bandwidth against bytes moved (colour:
+                                       op family, marker: fwd/bwd), the device's memory bandwidth
+                                       (or STREAM past the last cache level) and the cache levels
 A figure whose input rows are absent is skipped with a printed reason. Needs matplotlib; run
 with /usr/bin/python3 on Debian (the system Python has python3-matplotlib).
+
+As a module: figures(results_dir) yields (name, Figure) of each figure, laid out as saved (the
+plot tests read the axes, ticks and legends from them).
 """
 import argparse
 import collections
@@ -24,12 +30,15 @@ import json
 import math
 import os
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpucal_plot_common import annotated_heatmap, format_bytes, num, plt, read_calibration, read_rows, regimes, safe_name, save, skip  # noqa: E402
+from gpucal_plot_common import (annotated_heatmap, approx_bytes, format_bytes, label_bytes_axis, label_log_axis, legend_outside, num,  # noqa: E402
+                                plt, read_calibration, read_rows, regimes, safe_name, save, skip)
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 
-def plot_collectives(results_dir, calibration, out_dir):
+def plot_collectives(results_dir, calibration):
     rows = read_rows(results_dir, "collectives")
     if not rows:
         return skip("collectives_bandwidth", "no ok rows in collectives.csv")
@@ -45,7 +54,7 @@ def plot_collectives(results_dir, calibration, out_dir):
         by_collective[r["collective"]][key].append(r)
     styles = {"alpha_beta": "-", "sigmoid": "--", "piecewise": ":", "regime": "-.", "table": (0, (1, 1))}
     for collective, groups in sorted(by_collective.items()):
-        fig, ax = plt.subplots(figsize=(8, 5))
+        fig, ax = plt.subplots(figsize=(10.5, 5))
         for i, (key, group_rows) in enumerate(sorted(groups.items())):
             dtype, nranks, nnodes = key
             color = "C%d" % (i % 10)
@@ -65,13 +74,20 @@ def plot_collectives(results_dir, calibration, out_dir):
                         ax.plot(curves["size_bytes"], values, linestyle=style, color=color,
                                 alpha=0.9 if form == best else 0.45, linewidth=2.2 if form == best else 1.0, label=label)
         ax.set_xscale("log", base=2)
+        label_bytes_axis(ax)
         ax.set_xlabel("message size S (bytes)")
         ax.set_ylabel("bus bandwidth (GB/s, 1e9 B/s)")
         ax.set_title("%s: bus bandwidth vs message size [regime: %s]" % (collective, regimes(
             [r for g in groups.values() for r in g])))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        save(fig, out_dir, "collectives_bandwidth_" + safe_name(collective))
+        legend_outside(ax)
+        yield "collectives_bandwidth_" + safe_name(collective), laid_out(fig)
+
+
+def laid_out(fig):
+    """The figure as save() writes it (tight layout), so that tests measure what is drawn."""
+    fig.tight_layout()
+    return fig
 
 
 def best_by(rows, key_fn, value_column):
@@ -84,7 +100,7 @@ def best_by(rows, key_fn, value_column):
     return best
 
 
-def plot_gemm(results_dir, calibration, out_dir):
+def plot_gemm(results_dir, calibration):
     rows = read_rows(results_dir, "gemm")
     if not rows:
         return skip("gemm_efficiency_heatmap, gemm_roofline", "no ok rows in gemm.csv")
@@ -105,18 +121,18 @@ def plot_gemm(results_dir, calibration, out_dir):
             fig, ax = plt.subplots(figsize=(1.2 * len(ns) + 3, 0.9 * len(ms) + 2))
             image = annotated_heatmap(ax, grid, ns, ms, "%.2f", "w", origin="lower", cmap="viridis", vmin=0, vmax=1,
                                       aspect="auto")
-            ax.set_xlabel("N")
-            ax.set_ylabel("M")
+            ax.set_xlabel("N (elements: columns of C)")
+            ax.set_ylabel("M (elements: rows of C)")
             fig.colorbar(image, ax=ax, label="efficiency (TFLOP/s / peak TFLOP/s)")
             ax.set_title("GEMM %s efficiency, K=%d [regime: %s]" % (dtype, k, regimes(drows)))
-            save(fig, out_dir, "gemm_efficiency_heatmap_%s_k%d" % (safe_name(dtype), k))
+            yield "gemm_efficiency_heatmap_%s_k%d" % (safe_name(dtype), k), laid_out(fig)
 
         points = [(num(r, "arith_intensity_flop_per_byte"), num(r, "tflops")) for r in drows]
         points = [p for p in points if p[0] is not None and p[1] is not None]
         if not points:
             skip("gemm_roofline_" + dtype, "no arith_intensity_flop_per_byte column")
             continue
-        fig, ax = plt.subplots(figsize=(7, 5))
+        fig, ax = plt.subplots(figsize=(9.5, 5))
         ax.plot([p[0] for p in points], [p[1] for p in points], "o", alpha=0.6, label="measured (%s)" % dtype)
         peaks = [num(r, "peak_tflops") for r in drows if num(r, "peak_tflops")]
         lo, hi = min(p[0] for p in points) / 2, max(p[0] for p in points) * 2
@@ -134,12 +150,14 @@ def plot_gemm(results_dir, calibration, out_dir):
             ax.plot(xs, roof, "r-", label="memory roof %s GB/s (%s)" % (short(mem_gbps), mem_source))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        label_log_axis(ax, "x")
+        label_log_axis(ax, "y")
         ax.set_xlabel("arithmetic intensity (flop/byte)")
         ax.set_ylabel("throughput (TFLOP/s, 1e12 flop/s)")
         ax.set_title("GEMM %s roofline [regime: %s]" % (dtype, regimes(drows)))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        save(fig, out_dir, "gemm_roofline_" + safe_name(dtype))
+        legend_outside(ax, fontsize=8)
+        yield "gemm_roofline_" + safe_name(dtype), laid_out(fig)
 
 
 def short(value):
@@ -169,71 +187,140 @@ def cache_levels(results_dir, calibration):
     return [(c["name"], float(c["bytes"])) for c in levels or []]
 
 
-def plot_memory(results_dir, calibration, out_dir):
+def plot_memory(results_dir, calibration):
     rows = read_rows(results_dir, "memory")
     if not rows:
         return skip("memory_bandwidth, memory_ops", "no ok rows in memory.csv")
     levels = cache_levels(results_dir, calibration)
     stream = [r for r in rows if r.get("family") == "stream"]
+    if not stream:
+        skip("memory_bandwidth", "no STREAM rows in memory.csv")
+    else:
+        yield "memory_bandwidth", memory_bandwidth_figure(stream, levels, calibration)
+    ops = [r for r in rows if r.get("family") == "op"]
+    if not ops:
+        return skip("memory_ops", "no op rows in memory.csv")
+    yield "memory_ops", memory_ops_figure(ops, stream, levels, calibration)
+
+
+def mark_cache_levels(ax, levels):
+    for name, size in levels:
+        ax.axvline(size, color="grey", linestyle=":", linewidth=1)
+        ax.annotate("%s %s" % (name, format_bytes(size)), (size, 1), xycoords=("data", "axes fraction"),
+                    rotation=90, va="top", ha="right", fontsize=8, color="grey")
+
+
+def memory_bandwidth_figure(stream, levels, calibration):
     stretches = {}
     if calibration and (calibration.get("memory") or {}).get("stream"):
         for c in calibration["memory"]["stream"]["curves"]:
             stretches[(c["kernel"], c["dtype"], c["impl"])] = c.get("stretches", [])
-    if not stream:
-        skip("memory_bandwidth", "no STREAM rows in memory.csv")
-    else:
-        fig, ax = plt.subplots(figsize=(9, 5.5))
-        curves = collections.defaultdict(list)
-        for r in stream:
-            curves[(r["kernel"], r["dtype"], r["impl"])].append(r)
-        for i, (key, crows) in enumerate(sorted(curves.items())):
-            color = "C%d" % (i % 10)
-            best = best_by(crows, lambda r: num(r, "working_set_bytes"), "bandwidth_gbps")
-            xs = sorted(best)
-            ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "o-", color=color, ms=4,
-                    label="%s %s (%s)" % key)
-            for p in stretches.get(key, []):
-                ax.hlines(p["bandwidth_gbps"], p["working_set_min_bytes"], p["working_set_max_bytes"], colors=color,
-                          linewidth=5, alpha=0.35)
-        for name, size in levels:
-            ax.axvline(size, color="grey", linestyle=":", linewidth=1)
-            ax.annotate("%s %s" % (name, format_bytes(size)), (size, 1), xycoords=("data", "axes fraction"),
-                        rotation=90, va="top", ha="right", fontsize=8, color="grey")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("working set (bytes: every array of the kernel)")
-        ax.set_ylabel("bandwidth (GB/s, 1e9 B/s; STREAM's byte count)")
-        title = "STREAM bandwidth vs working set, cache levels marked, plateaus shaded [regime: %s]" % regimes(stream)
-        ax.set_title(title, fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        save(fig, out_dir, "memory_bandwidth")
-    ops = [r for r in rows if r.get("family") == "op"]
-    if not ops:
-        return skip("memory_ops", "no op rows in memory.csv")
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    series = collections.defaultdict(list)
-    for r in ops:
-        series[(r["kernel"], r["dtype"])].append(r)
-    for i, (key, srows) in enumerate(sorted(series.items())):
-        best = best_by(srows, lambda r: num(r, "bytes"), "bandwidth_gbps")
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    curves = collections.defaultdict(list)
+    for r in stream:
+        curves[(r["kernel"], r["dtype"], r["impl"])].append(r)
+    for i, (key, crows) in enumerate(sorted(curves.items())):
+        color = "C%d" % (i % 10)
+        best = best_by(crows, lambda r: num(r, "working_set_bytes"), "bandwidth_gbps")
         xs = sorted(best)
-        ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "-", color="C%d" % (i % 10),
-                marker="osv^<>"[i // 10 % 6], ms=4, label="%s %s" % key)
-    mem_gbps, mem_source = memory_bandwidth(calibration)
-    if mem_gbps:
-        ax.axhline(mem_gbps, color="k", linestyle="--", label="memory %s GB/s (%s)" % (short(mem_gbps), mem_source))
+        ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "-", color=color, marker="os^D"[i // 10 % 4], ms=4,
+                label="%s %s (%s)" % key)
+        for p in stretches.get(key, []):
+            ax.hlines(p["bandwidth_gbps"], p["working_set_min_bytes"], p["working_set_max_bytes"], colors=color,
+                      linewidth=5, alpha=0.35)
+    mark_cache_levels(ax, levels)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    label_bytes_axis(ax)
+    label_log_axis(ax, "y")
+    ax.set_xlabel("working set (bytes: every array of the kernel)")
+    ax.set_ylabel("bandwidth (GB/s, 1e9 B/s; STREAM's byte count)")
+    title = "STREAM bandwidth vs working set, cache levels marked, plateaus shaded [regime: %s]" % regimes(stream)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    legend_outside(ax)
+    return laid_out(fig)
+
+
+def dram_bandwidth(stream, levels, calibration):
+    """(GB/s, label) of the device memory: calibration.json's, else the median STREAM bandwidth at
+    working sets past the last cache level; (None, None) when neither is known."""
+    gbps, source = memory_bandwidth(calibration)
+    if gbps:
+        return gbps, "memory %s GB/s (%s)" % (short(gbps), source)
+    if not levels:
+        return None, None
+    last = max(size for _, size in levels)
+    past = sorted(num(r, "bandwidth_gbps") for r in stream if (num(r, "working_set_bytes") or 0) > last)
+    if not past:
+        return None, None
+    median = past[len(past) // 2]
+    return median, "DRAM %s GB/s (STREAM median past %s)" % (short(median), format_bytes(last))
+
+
+def op_family(kernel):
+    """('layernorm', 'fwd') from 'layernorm_fwd'; ('adamw_step', 'one pass') without a direction."""
+    for direction in ("fwd", "bwd"):
+        if kernel.endswith("_" + direction):
+            return kernel[:-len(direction) - 1], direction
+    return kernel, "one pass"
+
+
+def cache_note(ops, levels, dram_gbps):
+    """The figure's last title lines: what the points above the memory line are."""
+    sets = [num(r, "working_set_bytes") or num(r, "bytes") for r in ops]
+    lo, hi = min(sets), max(sets)
+    holding = [(size, name) for name, size in levels if size >= hi]
+    span = "working sets %s-%s" % (approx_bytes(lo), approx_bytes(hi))
+    where = "fit in %s (%s)" % (min(holding)[1], format_bytes(min(holding)[0])) if holding else "exceed every cache level"
+    if not dram_gbps:
+        return "%s %s%s" % (span, where, ": cache-resident figures, not DRAM bandwidth" if holding else "")
+    above = sum(1 for r in ops if num(r, "bandwidth_gbps") > dram_gbps)
+    if not above:
+        return "no op above the memory line; %s %s" % (span, where)
+    return "%d of %d points above the memory line: their %s %s,\nso they run from cache, faster than DRAM" % (
+        above, len(ops), span, where)
+
+
+def memory_ops_figure(ops, stream, levels, calibration):
+    """One colour per op family, one marker per direction; the legend lists each once."""
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    families = sorted({(op_family(r["kernel"])[0], r["dtype"]) for r in ops})
+    directions = sorted({op_family(r["kernel"])[1] for r in ops})
+    palette = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
+    markers = "osD^v<>Ph*"
+    handles = []
+    for i, (family, dtype) in enumerate(families):
+        color = palette(i % palette.N)
+        handles.append(plt.Line2D([], [], color=color, linewidth=3, label="%s %s" % (family, dtype)))
+        for direction in directions:
+            srows = [r for r in ops if r["dtype"] == dtype and op_family(r["kernel"]) == (family, direction)]
+            best = best_by(srows, lambda r: num(r, "bytes"), "bandwidth_gbps")
+            xs = sorted(best)
+            # Past the palette's colours the markers shift, so that no colour-marker pair repeats.
+            marker = markers[(directions.index(direction) + len(directions) * (i // palette.N)) % len(markers)]
+            ax.plot(xs, [num(best[x], "bandwidth_gbps") for x in xs], "-", color=color, marker=marker, ms=6)
+    for d, direction in enumerate(directions):
+        handles.append(plt.Line2D([], [], color="k", linestyle="none", marker=markers[d], label=direction))
+    dram_gbps, dram_label = dram_bandwidth(stream, levels, calibration)
+    if dram_gbps:
+        handles.append(ax.axhline(dram_gbps, color="k", linestyle="--", label=textwrap.fill(dram_label, 40)))
+    moved = [num(r, "bytes") for r in ops]
+    mark_cache_levels(ax, [(name, size) for name, size in levels if min(moved) / 4 <= size <= 4 * max(moved)])
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    label_bytes_axis(ax)
+    label_log_axis(ax, "y")
     ax.set_xlabel("bytes moved per op (the minimum it must read and write)")
     ax.set_ylabel("achieved bandwidth (GB/s, 1e9 B/s)")
-    ax.set_title("memory-bound ops: bandwidth vs bytes moved [regime: %s]" % regimes(ops), fontsize=10)
+    ax.set_title("memory-bound ops: bandwidth vs bytes moved [regime: %s]\n%s" % (regimes(ops), cache_note(ops, levels, dram_gbps)),
+                 fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
-    save(fig, out_dir, "memory_ops")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=7)
+    return laid_out(fig)
 
 
-def plot_attention(results_dir, out_dir):
+def plot_attention(results_dir):
     rows = read_rows(results_dir, "attention")
     if not rows:
         return skip("attention_tflops", "no ok rows in attention.csv")
@@ -248,15 +335,16 @@ def plot_attention(results_dir, out_dir):
         ax.plot(seqs, [num(best[s], "tflops") for s in seqs], "o-",
                 label="%s %s causal=%s d=%d (%s flops)" % (dtype, pss, causal, head_dim, convention))
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
     ax.set_xlabel("sequence length (tokens, seq_q)")
     ax.set_ylabel("throughput (TFLOP/s, 1e12 flop/s)")
     ax.set_title("attention throughput vs sequence length [regime: %s]" % regimes(rows))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    save(fig, out_dir, "attention_tflops")
+    yield "attention_tflops", laid_out(fig)
 
 
-def plot_p2p_pairs(results_dir, out_dir):
+def plot_p2p_pairs(results_dir):
     rows = read_rows(results_dir, "p2p")
     if rows is None:
         return skip("p2p_pair_matrix", "no p2p.csv")
@@ -266,23 +354,47 @@ def plot_p2p_pairs(results_dir, out_dir):
     for pattern in sorted({r["pattern"] for r in pair_rows}):
         prow = [r for r in pair_rows if r["pattern"] == pattern]
         size = max(num(r, "size_bytes") for r in prow)
-        at_size = [r for r in prow if num(r, "size_bytes") == size]
-        ranks = sorted({int(r["src_rank"]) for r in at_size} | {int(r["dst_rank"]) for r in at_size})
-        if len(ranks) < 2:
-            skip("p2p_pair_matrix_" + pattern, "fewer than 2 ranks")
-            continue
-        grid = [[float("nan")] * len(ranks) for _ in ranks]
-        for r in at_size:
-            i, j = ranks.index(int(r["src_rank"])), ranks.index(int(r["dst_rank"]))
-            bw = num(r, "bandwidth_gbps")
-            grid[i][j] = bw if math.isnan(grid[i][j]) else max(grid[i][j], bw)
-        fig, ax = plt.subplots(figsize=(0.8 * len(ranks) + 3, 0.8 * len(ranks) + 2))
-        image = annotated_heatmap(ax, grid, ranks, ranks, "%.0f", "c", cmap="magma", origin="upper")
-        ax.set_xlabel("destination rank")
-        ax.set_ylabel("source rank")
-        fig.colorbar(image, ax=ax, label="bandwidth (GB/s, 1e9 B/s)")
-        ax.set_title("p2p %s bandwidth at %s [regime: %s]" % (pattern, format_bytes(size), regimes(at_size)))
-        save(fig, out_dir, "p2p_pair_matrix_" + safe_name(pattern))
+        pairs = sorted({(int(r["src_rank"]), int(r["dst_rank"])) for r in prow if num(r, "size_bytes") == size})
+        if len(pairs) == 1:  # a matrix of one cell says nothing: draw what there is
+            prow = [r for r in prow if (int(r["src_rank"]), int(r["dst_rank"])) == pairs[0]]
+            print("note: p2p %s: one pair measured (rank %d -> %d): its bandwidth against message size, not a 1-cell "
+                  "pair matrix" % ((pattern,) + pairs[0]))
+            yield "p2p_pair_bandwidth_" + safe_name(pattern), p2p_pair_line(pattern, pairs[0], prow)
+        else:
+            yield "p2p_pair_matrix_" + safe_name(pattern), p2p_pair_matrix(pattern, prow)
+
+
+def p2p_pair_line(pattern, pair, prow):
+    best = best_by(prow, lambda r: num(r, "size_bytes"), "bandwidth_gbps")
+    sizes = sorted(best)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    ax.plot(sizes, [num(best[s], "bandwidth_gbps") for s in sizes], "o-", color="C0")
+    ax.set_xscale("log", base=2)
+    label_bytes_axis(ax)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bandwidth (GB/s, 1e9 B/s)")
+    ax.set_title("p2p %s bandwidth of the one measured pair, rank %d -> %d [regime: %s]" % (
+        (pattern,) + pair + (regimes(prow),)), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    return laid_out(fig)
+
+
+def p2p_pair_matrix(pattern, prow):
+    size = max(num(r, "size_bytes") for r in prow)
+    at_size = [r for r in prow if num(r, "size_bytes") == size]
+    ranks = sorted({int(r["src_rank"]) for r in at_size} | {int(r["dst_rank"]) for r in at_size})
+    grid = [[float("nan")] * len(ranks) for _ in ranks]
+    for r in at_size:
+        i, j = ranks.index(int(r["src_rank"])), ranks.index(int(r["dst_rank"]))
+        bw = num(r, "bandwidth_gbps")
+        grid[i][j] = bw if math.isnan(grid[i][j]) else max(grid[i][j], bw)
+    fig, ax = plt.subplots(figsize=(0.8 * len(ranks) + 3, 0.8 * len(ranks) + 2))
+    image = annotated_heatmap(ax, grid, ranks, ranks, "%.0f", "c", cmap="magma", origin="upper")
+    ax.set_xlabel("destination rank (process index)")
+    ax.set_ylabel("source rank (process index)")
+    fig.colorbar(image, ax=ax, label="bandwidth (GB/s, 1e9 B/s)")
+    ax.set_title("p2p %s bandwidth at %s [regime: %s]" % (pattern, format_bytes(size), regimes(at_size)))
+    return laid_out(fig)
 
 
 def main():
@@ -293,13 +405,18 @@ def main():
     if not os.path.isdir(args.results_dir):
         sys.exit("plot_results.py: error: %s: not a directory" % args.results_dir)
     out_dir = args.out or os.path.join(args.results_dir, "plots")
-    calibration = read_calibration(args.results_dir)
-    plot_collectives(args.results_dir, calibration, out_dir)
-    plot_gemm(args.results_dir, calibration, out_dir)
-    plot_attention(args.results_dir, out_dir)
-    plot_p2p_pairs(args.results_dir, out_dir)
-    plot_memory(args.results_dir, calibration, out_dir)
+    for name, fig in figures(args.results_dir):
+        save(fig, out_dir, name)
 
+
+def figures(results_dir):
+    """(name, Figure) of each figure the results folder has rows for; a skipped one is printed."""
+    calibration = read_calibration(results_dir)
+    yield from plot_collectives(results_dir, calibration)
+    yield from plot_gemm(results_dir, calibration)
+    yield from plot_attention(results_dir)
+    yield from plot_p2p_pairs(results_dir)
+    yield from plot_memory(results_dir, calibration)
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,7 @@
 // report.html: the Markdown report's content as HTML tables, with a strip plot per node metric
 // and a heatmap per pair metric, in one file with no external resource.
 #include <sstream>
+#include <utility>
 
 #include "app/compare/compare_report.h"
 #include "app/fleet/report.h"
@@ -41,9 +42,12 @@ void metric_section(std::ostringstream& out, const MetricTable& t, const std::st
 
 void summary_section(std::ostringstream& out, const FleetDir& f, const Diagnosis& d) {
   out << "<h1>gpucal fleet report</h1><p>" << xml_escape(f.path) << ": " << f.nodes.size() << " node(s)";
-  if (f.manifest.is_object())
-    out << ", cluster " << xml_escape(f.manifest.value("cluster", "-")) << ", suite " << xml_escape(f.manifest.value("suite", "-"))
-        << ", started " << xml_escape(f.manifest.value("start_time", "-"));
+  // A field fleet.json leaves empty or out is left out of the line, word and all: no "cluster ,".
+  for (const auto& [key, word] : {std::pair{"cluster", "cluster "}, {"suite", "suite "}, {"start_time", "started "}}) {
+    const auto field = f.manifest.is_object() && f.manifest.contains(key) && f.manifest[key].is_string()
+                           ? f.manifest[key].get<std::string>() : std::string();
+    if (!field.empty()) out << ", " << word << xml_escape(field);
+  }
   out << "</p><h2>Suspects</h2>";
   if (d.suspects.empty()) out << "<p>None: every node and link is within the fleet's spread and above its floors.</p>";
   else {

@@ -10,9 +10,11 @@ only the last run's n2 regresses.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 GPUCAL, SYNTH, EXPECT, WORK = sys.argv[1:5]
 failures = []
@@ -30,7 +32,7 @@ def check(cond, what):
         failures.append(what)
 
 
-def fleet(path, start, slow=None, hung=None, scale=1.5):
+def fleet(path, start, slow=None, hung=None, scale=1.5, cluster='synthetic', slow_link=None):
     os.makedirs(os.path.join(path, 'nodes'))
     nodes = []
     for i in range(1, 6):
@@ -41,7 +43,13 @@ def fleet(path, start, slow=None, hung=None, scale=1.5):
             continue
         factor = scale if name == slow else 1.0
         subprocess.run([SYNTH, os.path.join(path, 'nodes', name), str(factor), str(i)], check=True)
-    manifest = {'fleet_schema_version': 1, 'start_time': start, 'suite': 'fleet', 'cluster': 'synthetic',
+    if slow_link:  # every pair of n1..n4 measured (links/a--b), slow_link 1.5x slower
+        for a in range(1, 5):
+            for b in range(a + 1, 5):
+                pair = f'n{a}--n{b}'
+                subprocess.run([SYNTH, os.path.join(path, 'links', pair), str(scale if pair == slow_link else 1.0), f'{a}{b}'],
+                               check=True, stdout=subprocess.DEVNULL)
+    manifest = {'fleet_schema_version': 1, 'start_time': start, 'suite': 'fleet', 'cluster': cluster,
                 'launcher': 'local', 'git_commit': 'test', 'nodes': nodes, 'steps': []}
     with open(os.path.join(path, 'fleet.json'), 'w') as f:
         json.dump(manifest, f)
@@ -62,6 +70,39 @@ check(any(s['subject'] == 'n3' and s['metric'] == 'gemm_bf16_tflops' and s['flee
 html = open(os.path.join(main, 'report.html')).read()
 check(html.count('<svg') >= 3 and '<script' not in html and 'http' not in html.replace('http://www.w3.org/2000/svg', ''),
       'report.html is not a self-contained page with plots')
+check('cluster synthetic' in html, 'report.html does not name the cluster')
+
+
+def svg_texts(svg):
+    return [''.join(t.itertext()) for t in svg.iter('{http://www.w3.org/2000/svg}text')]
+
+
+# report.html read on paper: axis titles with units, the flagged nodes and links named in the SVG
+# text, a colour bar and cell values on the pair heatmaps; no "cluster ," without a cluster name.
+links = os.path.join(WORK, 'links_fleet')
+fleet(links, '2026-01-02T00:00:00Z', slow='n3', hung='n5', cluster='', slow_link='n2--n4')
+run('fleet', 'report', links, '--expect', 'none', rc=1)
+page = open(os.path.join(links, 'report.html')).read()
+check(not re.search(r'cluster\s*[,<]', page, re.I), f"report.html names an empty cluster: {re.search(r'<h1>.*?</p>', page).group(0)}")
+svgs = []
+for text in re.findall(r'<svg.*?</svg>', page, re.S):
+    try:
+        svgs.append(ET.fromstring(text))
+    except ET.ParseError as e:
+        failures.append(f'report.html: an SVG that does not parse: {e}: {text[:200]}')
+strip = next((s for s in svgs if 'gemm_bf16_tflops (TFLOP/s, higher is better)' in svg_texts(s)), None)
+check(strip is not None, 'no strip plot with the axis title "gemm_bf16_tflops (TFLOP/s, higher is better)"')
+if strip is not None:
+    check('n3' in svg_texts(strip), f'the flagged node n3 is not named in the strip plot text: {svg_texts(strip)}')
+heatmaps = [s for s in svgs if s.find("{http://www.w3.org/2000/svg}g[@class='colorbar']") is not None]
+check(len(heatmaps) >= 1, 'no pair heatmap with a colour bar (<g class="colorbar">)')
+for h in heatmaps[:1]:
+    texts = svg_texts(h)
+    check(any(t.startswith('pairs: min ') for t in texts) and any(t.startswith('colour: ') for t in texts),
+          f'the colour bar has no range: {texts}')
+    cells = [t for t in h.iter('{http://www.w3.org/2000/svg}text') if t.get('class') == 'cell-value']
+    check(len(cells) == 12, f'{len(cells)} cell values in a 4-node heatmap of 6 pairs, expected 12')
+
 junit = open(os.path.join(main, 'report.junit.xml')).read()
 check('<failure' in junit and 'n3' in junit, 'report.junit.xml has no failure for n3')
 check('n3' in open(os.path.join(main, 'report.md')).read(), 'report.md does not name n3')
