@@ -1,6 +1,6 @@
 // calibration.json: everything `gpucal fit` derives from a results folder, in one
-// versioned document (schema in results/SCHEMA.md). The exporters read
-// this document, so a modeler can re-export from a calibration.json alone.
+// versioned document (schema in results/SCHEMA.md; built by app/fit/calibration_build.h). The
+// exporters read this document, so a modeler can re-export from a calibration.json alone.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,8 +11,6 @@ namespace gpucal::calibration {
 
 // Bump on any change a reader could notice (renamed key, changed unit, changed meaning).
 constexpr int kCalibrationSchemaVersion = 1;
-
-nlohmann::json build_calibration(const ResultsDir& results);
 
 // Writes pretty-printed JSON atomically (core/output/file_io.h); throws OpenError or WriteError.
 void write_json_file(const nlohmann::json& document, const std::string& path);

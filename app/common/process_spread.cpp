@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "app/fit/compute_tables.h"  // median_of
+#include "app/common/median.h"
 
 namespace gpucal::calibration {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/results_dir.h"
 #include "app/export/export_registry.h"
 #include "core/registry/registry.h"

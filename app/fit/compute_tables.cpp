@@ -1,5 +1,6 @@
 #include "app/fit/compute_tables.h"
 
+#include "app/common/median.h"
 #include "app/fit/gemm_surface.h"
 
 #include <algorithm>
@@ -52,12 +53,6 @@ json step_table_json(const StepTable& table) {
   json j = json::array();
   for (const auto& [x, eff] : table) j.push_back({x, eff});
   return j;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 StepTable step_table_by_log2_bucket(const std::vector<std::pair<double, double>>& x_eff) {

@@ -22,8 +22,6 @@ StepTable step_table_by_log2_bucket(const std::vector<std::pair<double, double>>
 
 // The table as JSON: [[threshold, eff], ...].
 nlohmann::json step_table_json(const StepTable& table);
-// Median of a non-empty sample (the mean of the two middle values for an even count).
-double median_of(std::vector<double> v);
 
 // The result of a lookup in a descending step table, nullopt when x is below every threshold.
 std::optional<double> step_lookup(const StepTable& table, double x);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/output_guard.h"
 #include "app/common/results_dir.h"
 #include "app/fit/fit_report.h"

@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 
+#include "app/common/median.h"
 #include "app/fit/compute_tables.h"
 
 namespace gpucal::calibration {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/results_dir.h"
 #include "app/fit/comm_interval.h"
 #include "core/driver/flag_checks.h"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/output_guard.h"
 #include "core/errors.h"
 #include "core/output/file_io.h"

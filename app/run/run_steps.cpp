@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/results_dir.h"
 #include "app/export/export_figures.h"
 #include "app/export/export_registry.h"

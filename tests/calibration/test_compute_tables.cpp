@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/fit/compute_tables.h"
 #include "app/fit/memory_tables.h"
 #include "app/common/results_dir.h"

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "tests/calibration/conformance_calibration.h"
 #include "app/export/export_comm.h"
 #include "app/export/export_common.h"

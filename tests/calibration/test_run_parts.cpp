@@ -8,7 +8,7 @@
 #include <fstream>
 #include <map>
 
-#include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/results_dir.h"
 #include "app/run/launch_plan.h"
 #include "app/run/stand_ins.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/fit/memory_tables.h"
 #include "app/common/results_dir.h"
 #include "tests/calibration/synthetic_results.h"

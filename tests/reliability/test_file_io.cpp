@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/common/calibration_json.h"
+#include "app/fit/calibration_build.h"
 #include "app/common/calibration_schema.h"
 #include "core/output/csv_format.h"
 #include "core/output/file_io.h"
