@@ -6,8 +6,8 @@
 
 #include "app/common/calibration_json.h"
 #include "app/common/output_guard.h"
-#include "app/fleet/junit.h"
-#include "app/fleet/prometheus.h"
+#include "app/report/junit.h"
+#include "app/report/prometheus.h"
 #include "core/output/file_io.h"
 
 namespace gpucal::check {

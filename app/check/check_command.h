@@ -1,5 +1,5 @@
 // `gpucal check RESULTS --expect auto|FILE [--junit F] [--json F] [--markdown F] [--prometheus F]`: a results
-// folder's headline figures (app/fleet/node_metrics.h) against a SKU's expectations, as a
+// folder's headline figures (app/report/node_metrics.h) against a SKU's expectations, as a
 // pass/fail table. `auto` picks the SKU from the sidecars' device name and backend. Exit 1 when
 // a figure misses its floor, 2 on bad input (no SKU matches, an invalid file).
 #pragma once

@@ -1,5 +1,5 @@
 // What a SKU should measure: expectations/<sku>.json, one file per SKU, per metric (the ids of
-// app/fleet/node_metrics.h) a floor and a typical value, each with its published source or
+// app/report/node_metrics.h) a floor and a typical value, each with its published source or
 // "no published figure". `floor` is the worst acceptable value: a minimum for higher-is-better
 // metrics, a maximum for latencies. Format: expectations/README.md.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/fleet/node_metrics.h"
+#include "app/report/node_metrics.h"
 
 namespace gpucal::check {
 

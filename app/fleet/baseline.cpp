@@ -9,8 +9,8 @@
 
 #include "app/check/expectations.h"
 #include "app/common/calibration_json.h"
-#include "app/fleet/fleet_dir.h"
-#include "app/fleet/robust_stats.h"
+#include "app/history/fleet_dir.h"
+#include "app/history/robust_stats.h"
 #include "core/output/metadata.h"
 
 namespace gpucal::fleet {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/fleet/node_metrics.h"
+#include "app/report/node_metrics.h"
 
 namespace gpucal::fleet {
 

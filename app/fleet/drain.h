@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 
 namespace gpucal::fleet {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "app/fleet/fleet_dir.h"
+#include "app/history/fleet_dir.h"
 #include "app/fleet/schedule.h"
 #include "app/run/bench_runner.h"
 #include "app/run/run_suite.h"

@@ -15,7 +15,7 @@
 #include <ostream>
 #include <string>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 #include "app/fleet/launcher.h"
 #include "app/fleet/step_pool.h"
 

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/fleet/diagnosis.h"
-#include "app/fleet/junit.h"
-#include "app/fleet/prometheus.h"
+#include "app/history/diagnosis.h"
+#include "app/report/junit.h"
+#include "app/report/prometheus.h"
 
 namespace gpucal::fleet {
 
@@ -18,8 +18,8 @@ std::string report_markdown(const FleetDir& fleet, const Diagnosis& d);
 std::string report_html(const FleetDir& fleet, const Diagnosis& d);
 nlohmann::json report_json(const FleetDir& fleet, const Diagnosis& d);
 std::vector<JUnitCase> report_junit(const FleetDir& fleet, const Diagnosis& d);
-// --prometheus (app/fleet/prometheus.cpp): gpucal_node_ok and gpucal_link_ok (0 for a suspect,
-// failed or hung subject), each node's and pair's figures, the run's start time.
+// --prometheus (app/fleet/report_prometheus.cpp): gpucal_node_ok and gpucal_link_ok (0 for a
+// suspect, failed or hung subject), each node's and pair's figures, the run's start time.
 PromText report_prometheus(const FleetDir& fleet, const Diagnosis& d, const std::string& cluster);
 // The few lines printed on the console: counts and the suspects.
 std::string report_summary(const FleetDir& fleet, const Diagnosis& d);

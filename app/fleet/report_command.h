@@ -1,10 +1,10 @@
-// `gpucal fleet report FLEET_DIR` (app/fleet/diagnosis.h, app/fleet/report.h) and
+// `gpucal fleet report FLEET_DIR` (app/history/diagnosis.h, app/fleet/report.h) and
 // `gpucal fleet schedule --nodes N` (app/fleet/schedule.h).
 #pragma once
 #include <ostream>
 #include <string>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 
 namespace gpucal::fleet {
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/fleet/robust_stats.h"
+#include "app/history/robust_stats.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 #include "app/history/regressions.h"
 
 namespace gpucal::history {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 #include "app/history/history_db.h"
 
 namespace gpucal::history {

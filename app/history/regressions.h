@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/fleet/node_metrics.h"
+#include "app/report/node_metrics.h"
 #include "app/history/history_db.h"
 
 namespace gpucal::history {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "app/compare/compare_report.h"
-#include "app/fleet/junit.h"
+#include "app/report/junit.h"
 #include "app/history/history_commands.h"
 
 namespace gpucal::history {

@@ -1,4 +1,4 @@
-// Which nodes and links the diagnosis names (app/fleet/diagnosis.h), on fleets built in memory.
+// Which nodes and links the diagnosis names (app/history/diagnosis.h), on fleets built in memory.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 #include "app/fleet/drain.h"
 
 namespace gpucal::fleet {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "app/fleet/robust_stats.h"
+#include "app/history/robust_stats.h"
 
 namespace gpucal::fleet {
 namespace {

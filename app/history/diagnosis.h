@@ -1,6 +1,6 @@
 // Which nodes and links of a fleet folder are below what they should do. Every figure is ranked
-// against the fleet median with the robust z (app/fleet/robust_stats.h) and against the floor of
-// the node's SKU (expectations/). A figure is an outlier when it is worse than the median by
+// against the fleet median with the robust z (app/history/robust_stats.h) and against the floor
+// of the node's SKU (expectations/). A figure is an outlier when it is worse than the median by
 // both `z_threshold` robust standard deviations and the factor 1 - `min_deviation` (a bandwidth
 // below median x 0.9, a latency above median / 0.9): the z alone would flag a 1% difference on a
 // quiet fleet (tiny MAD), the factor alone a fleet's normal spread. A figure worse than the median
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "app/check/expectations.h"
-#include "app/fleet/fleet_dir.h"
-#include "app/fleet/robust_stats.h"
+#include "app/history/fleet_dir.h"
+#include "app/history/robust_stats.h"
 
 namespace gpucal::fleet {
 

@@ -1,4 +1,4 @@
-#include "app/fleet/node_metrics.h"
+#include "app/report/node_metrics.h"
 
 #include <algorithm>
 #include <regex>

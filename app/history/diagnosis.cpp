@@ -1,6 +1,6 @@
-#include "app/fleet/diagnosis.h"
+#include "app/history/diagnosis.h"
 
-#include "app/fleet/junit.h"
+#include "app/report/junit.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "app/fleet/fleet_dir.h"
+#include "app/history/fleet_dir.h"
 
 #include <algorithm>
 #include <filesystem>

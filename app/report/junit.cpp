@@ -1,4 +1,4 @@
-#include "app/fleet/junit.h"
+#include "app/report/junit.h"
 
 #include <cstdio>
 #include <sstream>

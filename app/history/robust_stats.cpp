@@ -1,4 +1,4 @@
-#include "app/fleet/robust_stats.h"
+#include "app/history/robust_stats.h"
 
 #include <algorithm>
 #include <cmath>
