@@ -2,8 +2,10 @@
 """The tree's rules, checked from the sources (docs/extending.md, "Layout").
 
   layers    core/ includes only core/; app/ includes core/ and app/; a bench includes core/ and
-            its own folder (bench_step, which runs the other benches' ops, also theirs); every
-            quoted include is a path from the repository root that exists, or a generated file
+            its own folder (bench_step, which runs the other benches' ops, also theirs); inside
+            app/ a room (sub-folder, or main.cpp) includes only its own and lower rooms of
+            APP_ROOMS; every quoted include is a path from the repository root that exists, or
+            a generated file
   citations a file a source comment or script names (a path from the repository root, or an
             .md file) exists in the repository
   sizes     no source file over 500 lines, no function over 80 (Universal Ctags finds their ends)
@@ -26,6 +28,10 @@ GENERATED = {'gpucal/version.h', 'cublaslt_tile_names.inc', 'cublaslt_stages_nam
              'app/import/xla_perf_table.pb.h'}
 # Files a run writes (named in messages and comments), not files of the repository.
 OUTPUT_NAMES = {'summary.md', 'ratios.md', 'NOTES.md', 'notes.md', 'report.md', 'fleet.md', 'history.md'}
+# The rooms of app/, lowest first: a file includes headers of its own room and of the rooms before
+# it, never of one after it (docs/extending.md, "Layout").
+APP_ROOMS = ('common', 'fit', 'import', 'compare', 'predict', 'export', 'run', 'report', 'check', 'history',
+             'fleet', 'list', 'main.cpp')
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -54,6 +60,25 @@ def allowed(src_layer, target_layer):
     return target_layer in ('core', src_layer)
 
 
+def app_room(path):
+    """The room of an app/ path ('main.cpp' for app/main.cpp), None outside app/."""
+    parts = path.split('/')
+    return parts[1] if parts[0] == 'app' and len(parts) > 1 else None
+
+
+def app_room_breach(f, inc):
+    """Why `f` may not include `inc` under APP_ROOMS, or None."""
+    src, dst = app_room(f), app_room(inc)
+    if src is None or dst is None or src == dst:
+        return None
+    for room in (src, dst):
+        if room not in APP_ROOMS:
+            return f'app/{room} is not a room of APP_ROOMS (tests/structure/check_structure.py): place it there'
+    if APP_ROOMS.index(dst) > APP_ROOMS.index(src):
+        return f'app/{src} may not include {inc} (app/{dst} is above it: {" < ".join(APP_ROOMS)})'
+    return None
+
+
 def check_layers(root, files):
     fileset = set(files)
     errors = []
@@ -66,6 +91,8 @@ def check_layers(root, files):
             if not m:
                 continue
             inc = m.group(1)
+            if why := app_room_breach(f, inc):
+                errors.append(f'{f}:{lineno}: {why}')
             if inc in GENERATED:
                 continue
             if inc not in fileset:
