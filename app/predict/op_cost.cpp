@@ -326,12 +326,33 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
   return c;
 }
 
+namespace {
+
+// What an op's cost depends on: its bench and measurement cells (dtype included); a message's
+// also on its group and on the layout that places the group on nodes (group_nnodes).
+std::string answer_key(const ModelOp& op, const model::ParallelLayout& l) {
+  std::string key = op.bench();
+  for (const auto& [k, v] : op.shape_cells()) key += "|" + k + "=" + v;
+  if (op.kind == OpKind::collective || op.kind == OpKind::p2p)
+    key += "|" + op.comm.group + "|" + std::to_string(op.comm.group_size) + "|" + std::to_string(l.tp) + "," +
+           std::to_string(l.cp) + "," + std::to_string(l.dp) + "," + std::to_string(l.ep) + "," + std::to_string(l.pp);
+  return key;
+}
+
+}  // namespace
+
 std::optional<OpCost> OpCoster::cost(const ModelOp& op, const model::ParallelLayout& layout, std::string& why) const {
+  const std::string key = answer_key(op, layout);
+  if (const auto it = answers_.find(key); it != answers_.end()) {
+    why = it->second.why;
+    return it->second.cost;
+  }
   std::optional<OpCost> c = cost_point(op, layout, why);
   if (c && !c->has_interval) {
     c->lo_us = c->hi_us = c->time_us;
     if (c->interval_rule.empty()) c->interval_rule = "none: counted at its time";
   }
+  answers_.emplace(key, Answer{c, why});
   return c;
 }
 

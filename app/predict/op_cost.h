@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -78,6 +79,13 @@ class OpCoster {
   // the same shapes for every layout.
   mutable std::map<std::string, std::vector<calibration::GemmSample>> gemm_samples_;
   mutable std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, OpCost> gemm_cache_;
+  // Every answer of cost(), by the op's measurement cells (and, for a message, its group and the
+  // layout that places the group on nodes): a sweep's layouts share most of their ops.
+  struct Answer {
+    std::optional<OpCost> cost;
+    std::string why;
+  };
+  mutable std::unordered_map<std::string, Answer> answers_;
 };
 
 // Ranks of a layout's group that share a node, Megatron's rank order (tp fastest, then cp,

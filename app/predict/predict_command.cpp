@@ -41,9 +41,10 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
                 "leave out (and list) operations nothing measures or models instead of failing");
   calibration::add_allow_suspect_flag(*cmd, allow_suspect);
   cmd->add_option("--sweep", sweep,
-                  "rank layouts: tp=1,2,4,8 pp=1,2 ... (every combination; keys tp, pp, dp, cp, ep, micro-batch, "
-                  "global-batch, zero, each once, not also given as a flag); layouts that leave operations out "
-                  "(--allow-missing) rank after every complete one")
+                  "rank layouts by tokens/s: tp=1,2,4,8 pp=1,2 ... (every combination; keys tp, pp, dp, cp, ep, "
+                  "micro-batch, global-batch, zero, each once, not also given as a flag); with --global-batch G every "
+                  "layout runs G sequences a step (those that cannot are skipped), else each its micro-batch x dp; "
+                  "layouts that leave operations out (--allow-missing) rank after every complete one")
       ->expected(1, -1);
   cmd->add_flag("--quiet", quiet, "no per-op table");
   cmd->add_flag("--measure-step", measure_step,
@@ -276,55 +277,33 @@ int PredictCommand::run() {
   }
 }
 
-// Every layout of the sweep predicted and ranked by step time: complete layouts first, then
-// those that left operations out (--allow-missing), whose step time lacks those operations and
-// so is not comparable with a complete one; each lists what it left out.
-int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std::string& backend,
-                              const std::string& out) {
-  const model::ModelSpec spec = flags.spec();
-  const model::ParallelLayout base = flags.resolved_layout(backend);
-  struct Ranked {
-    model::ParallelLayout layout;  // seq and global_batch resolved
-    std::string label;
-    Breakdown breakdown;
-    json figures, facts;
-    std::vector<std::string> missing;
-  };
-  auto label = [](const model::ParallelLayout& l) {
-    return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
-           " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) + " mb=" + std::to_string(l.micro_batch) +
-           " gb=" + (l.global_batch > 0 ? std::to_string(l.global_batch) : std::string("auto")) +
-           " zero=" + std::to_string(l.zero);
-  };
-  std::vector<Ranked> ranked;
-  json skipped = json::array();
-  for (const auto& l : sweep_layouts(base, sweep)) {
-    try {
-      const model::Workload w = model::derive_workload(spec, l);
-      const Prediction p = predict_step(coster, cal, w, options);
-      model::ParallelLayout resolved = l;
-      resolved.seq = w.facts.seq;
-      resolved.global_batch = w.facts.global_batch;
-      ranked.push_back({resolved, label(resolved), p.breakdown, p.document["breakdown"], model::to_json(w.facts),
-                        p.missing});
-    } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
-      skipped.push_back({{"layout", label(l)}, {"reason", e.what()}});
-    }
-  }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
-    if (a.missing.empty() != b.missing.empty()) return a.missing.empty();
-    return a.breakdown.step_s < b.breakdown.step_s;
-  });
-  json doc{{"schema_version", 1},
-           {"model", model::to_json(model::model_as_run(spec, base))},
-           {"sweep", sweep},
-           {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
+namespace {
+
+// One layout of a sweep, predicted.
+struct Ranked {
+  model::ParallelLayout layout;  // seq and global_batch resolved
+  std::string label;
+  Breakdown breakdown;
+  json figures, facts;
+  std::vector<std::string> missing;
+};
+
+std::string layout_label(const model::ParallelLayout& l) {
+  return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
+         " cp=" + std::to_string(l.cp) + " ep=" + std::to_string(l.ep) + " mb=" + std::to_string(l.micro_batch) +
+         " gb=" + (l.global_batch > 0 ? std::to_string(l.global_batch) : std::string("auto")) +
+         " zero=" + std::to_string(l.zero);
+}
+
+// The ranking as a table on standard output, each layout as a row of the returned array (the
+// rows take the layouts' figures).
+json print_ranking(std::vector<Ranked>& ranked) {
   json rows = json::array();
   std::size_t width = 6;
   for (const auto& r : ranked) width = std::max(width, r.label.size());
   std::cout << "rank  " << r_pad("layout", width) << "   step time    tokens/s      MFU   provenance\n";
   int rank = 0;
-  for (const auto& r : ranked) {
+  for (auto& r : ranked) {
     const bool complete = r.missing.empty();
     char line[120];
     char tokens[32];
@@ -340,17 +319,64 @@ int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std
     for (const auto& m : r.missing) std::cout << "        left out: " << m << "\n";
     rows.push_back({{"rank", rank},
                     {"layout", to_json(r.layout)},
-                    {"facts", r.facts},
+                    {"facts", std::move(r.facts)},
                     {"complete", complete},
                     {"missing", r.missing},
-                    {"breakdown", r.figures}});
+                    {"breakdown", std::move(r.figures)}});
   }
-  if (std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.missing.empty(); }))
+  return rows;
+}
+
+}  // namespace
+
+// Every layout of the sweep predicted and ranked by tokens/s: complete layouts first, then
+// those that left operations out (--allow-missing), whose step time lacks those operations and
+// so is not comparable with a complete one; each lists what it left out.
+int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std::string& backend,
+                              const std::string& out) {
+  const model::ModelSpec spec = flags.spec();
+  const model::ParallelLayout base = flags.resolved_layout(backend);
+  std::vector<Ranked> ranked;
+  json skipped = json::array();
+  PredictOptions summary = options;
+  summary.ops_in_document = false;  // a layout's row keeps its breakdown only
+  for (const auto& l : sweep_layouts(base, sweep)) {
+    try {
+      const model::Workload w = model::derive_workload(spec, l);
+      Prediction p = predict_step(coster, cal, w, summary);
+      model::ParallelLayout resolved = l;
+      resolved.seq = w.facts.seq;
+      resolved.global_batch = w.facts.global_batch;
+      ranked.push_back({resolved, layout_label(resolved), p.breakdown, std::move(p.document["breakdown"]),
+                        model::to_json(w.facts), std::move(p.missing)});
+    } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
+      skipped.push_back({{"layout", layout_label(l)}, {"reason", e.what()}});
+    }
+  }
+  // By tokens/s: at one global batch the same order as step time, and across global batches the
+  // figure that compares different work. An incomplete layout has no tokens/s: by step time.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.missing.empty() != b.missing.empty()) return a.missing.empty();
+    if (!a.missing.empty()) return a.breakdown.step_s < b.breakdown.step_s;
+    return a.breakdown.tokens_per_s > b.breakdown.tokens_per_s;
+  });
+  std::set<int64_t> batches;
+  for (const auto& r : ranked) batches.insert(r.layout.global_batch);
+  const bool incomplete =
+      std::any_of(ranked.begin(), ranked.end(), [](const Ranked& r) { return !r.missing.empty(); });
+  json doc{{"schema_version", 1},
+           {"model", model::to_json(model::model_as_run(spec, base))},
+           {"sweep", sweep},
+           {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
+  doc["ranked"] = print_ranking(ranked);
+  if (batches.size() > 1)
+    std::cout << "  the layouts run " << batches.size() << " different global batches (micro-batch x dp): ranked by "
+              << "tokens/s; give --global-batch G to compare them at one\n";
+  if (incomplete)
     std::cout << "  * incomplete (--allow-missing): its step time lacks the operations left out; ranked after "
                  "every complete layout\n";
   for (const auto& s : skipped)
     std::cout << "  skipped " << s["layout"].get<std::string>() << ": " << s["reason"].get<std::string>() << "\n";
-  doc["ranked"] = rows;
   doc["skipped"] = skipped;
   if (ranked.empty())
     throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");

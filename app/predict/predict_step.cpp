@@ -49,8 +49,9 @@ struct CostedSets {
 // Each op's cost, as predict.json's ops[]: costed ops into `costed`, the provenance of each into
 // its category's tally, the ops nothing costs into `missing`.
 json cost_ops(const OpCoster& coster, const model::Workload& w, CostedSets& costed, Tallies& tallies,
-              std::vector<std::string>& missing) {
+              std::vector<std::string>& missing, bool with_entries) {
   json ops = json::array();
+  for (auto* set : {&costed.point, &costed.lo, &costed.hi}) set->reserve(w.ops.size());
   for (const auto& op : w.ops) {
     std::string why;
     const auto cost = coster.cost(op, w.layout, why);
@@ -65,6 +66,7 @@ json cost_ops(const OpCoster& coster, const model::Workload& w, CostedSets& cost
     const std::string dim = comm_dimension(op);
     const std::string category = dim.empty() ? op.bench() : "comm." + dim;
     tallies[category].add(cost->provenance);
+    if (!with_entries) continue;
     json j = model::to_json(op);
     j["category"] = dim.empty() ? "compute" : "communication";
     if (!dim.empty()) j["dimension"] = dim;
@@ -179,21 +181,23 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   Prediction out;
   CostedSets costed;
   Tallies tallies;
-  const json ops = cost_ops(coster, w, costed, tallies, out.missing);
+  const json ops = cost_ops(coster, w, costed, tallies, out.missing, options.ops_in_document);
   if (!out.missing.empty() && !options.allow_missing)
     throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
                        out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
   const Peak peak = peak_of(options, calibration, to_string(w.layout.dtype));
   out.breakdown = compute_breakdown(costed.point, w, options.overlap, options.schedule, peak.tflops);
   json doc;
-  doc["schema_version"] = 1;
-  doc["model"] = to_json(w.model);
-  doc["layout"] = to_json(w.layout);
-  doc["facts"] = to_json(w.facts);
-  doc["notes"] = w.notes;
-  doc["policy"] = policy_json(options, peak);
-  doc["conventions"] = conventions_json();
-  doc["ops"] = ops;
+  if (options.ops_in_document) {  // else the breakdown alone: a sweep's row
+    doc["schema_version"] = 1;
+    doc["model"] = to_json(w.model);
+    doc["layout"] = to_json(w.layout);
+    doc["facts"] = to_json(w.facts);
+    doc["notes"] = w.notes;
+    doc["policy"] = policy_json(options, peak);
+    doc["conventions"] = conventions_json();
+    doc["ops"] = ops;
+  }
   doc["breakdown"] = breakdown_json(out.breakdown, tallies);
   doc["breakdown"]["step"]["interval"] = step_interval_json(costed, w, options, peak.tflops);
   doc["missing"] = out.missing;
@@ -206,7 +210,7 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
     doc["breakdown"]["incomplete"] = std::to_string(out.missing.size()) +
                                      " operation(s) left out: the step time lacks them; no tokens/s or MFU";
   }
-  out.document = doc;
+  out.document = std::move(doc);
   return out;
 }
 

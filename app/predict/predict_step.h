@@ -17,6 +17,9 @@ struct PredictOptions {
   CostOptions cost;
   double peak_tflops = 0;  // 0: the calibration's compute.gemm.<dtype>.peak_tflops
   bool allow_missing = false;
+  // false: the document holds the breakdown and what is missing only, not the model, policy or
+  // one entry per op (a sweep ranks thousands of layouts and keeps only their breakdowns).
+  bool ops_in_document = true;
 };
 
 struct Prediction {

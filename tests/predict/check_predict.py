@@ -202,14 +202,23 @@ def main():
                           if op.get("dimension") == "tp" and not op["per_step"])
         if not close(hidden["step"]["time_s"], total - min(tp_pipeline, hidden["compute"]["gemm"]["time_s"])):
             sys.exit("FAIL: --overlap tp did not hide min(tp, gemm)")
-        # 3. The sweep ranks layouts, fastest first.
+        # 3. The sweep ranks layouts by tokens/s, highest first (micro-batch 1 and 2: two global
+        # batches, which the sweep says); at one global batch that is step time, fastest first.
         out = os.path.join(a.work, "sweep.json")
         unswept = MODEL[:MODEL.index("--micro-batch")] + MODEL[MODEL.index("--micro-batch") + 2:]
-        run([a.gpucal, "predict", res] + unswept + ["--sweep", "tp=1,2", "micro-batch=1,2", "--output", out])
+        p = run([a.gpucal, "predict", res] + unswept + ["--sweep", "tp=1,2", "micro-batch=1,2", "--output", out])
+        ranked = json.load(open(out))["ranked"]
+        rates = [r["breakdown"]["tokens_per_s"] for r in ranked]
+        if len(ranked) != 4 or rates != sorted(rates, reverse=True):
+            sys.exit(f"FAIL: sweep not ranked by tokens/s: {rates}")
+        if "2 different global batches" not in p.stdout:
+            sys.exit("FAIL: the sweep does not say its layouts run different global batches")
+        run([a.gpucal, "predict", res] + unswept + ["--global-batch", "2", "--sweep", "tp=1,2", "micro-batch=1,2",
+                                                    "--output", out])
         ranked = json.load(open(out))["ranked"]
         times = [r["breakdown"]["step"]["time_s"] for r in ranked]
-        if len(ranked) != 4 or times != sorted(times):
-            sys.exit(f"FAIL: sweep not ranked: {times}")
+        if len(ranked) != 4 or times != sorted(times) or {r["layout"]["global_batch"] for r in ranked} != {2}:
+            sys.exit(f"FAIL: a sweep at --global-batch 2 is not ranked by step time: {times}")
         print(f"ok: sweep ranked {len(ranked)} layouts")
         # 4. Pipeline stages: the stage-to-stage messages from bench_p2p's fit (calibration.json
         # keeps spans_nodes as 0/1: reading it as a boolean once made every pp >= 2 fail).
