@@ -147,7 +147,14 @@ void exports_section(const RunRecord& r, std::ostream& s) {
   s << "\n## Exports (`export/`)\n\n";
   if (!r.export_error.empty()) s << "Failed: " << r.export_error << "\n";
   for (const auto& e : r.exports) {
-    s << "\n### " << e.consumer << ": " << (e.ok() ? "written" : "refused, nothing written") << "\n\n";
+    const auto listed = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), e.consumer) != v.end();
+    };
+    const char* state = e.ok()                                   ? "written"
+                        : listed(r.exports_not_for_host)        ? "not applicable on the host backend, nothing written"
+                        : listed(r.exports_not_applicable)      ? "not applicable with one rank, nothing written"
+                                                                : "refused, nothing written";
+    s << "\n### " << e.consumer << ": " << state << "\n\n";
     for (const auto& f : e.files_written) s << "- wrote `" << f << "`\n";
     for (const auto& m : e.refused) s << "- missing: " << m << "\n";
     for (const auto& a : e.assumed) s << "- assumed: " << a << "\n";
