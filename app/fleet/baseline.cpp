@@ -18,7 +18,7 @@ namespace gpucal::fleet {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::vector<NodeFigures> baseline_inputs(const std::vector<std::string>& inputs) {
+std::vector<NodeFigures> baseline_inputs(const std::vector<std::string>& inputs, Statistic statistic) {
   std::vector<NodeFigures> nodes;
   std::map<std::string, std::string> seen;  // canonical path -> as given
   for (const auto& input : inputs) {
@@ -30,14 +30,14 @@ std::vector<NodeFigures> baseline_inputs(const std::vector<std::string>& inputs)
   }
   for (const auto& input : inputs) {
     if (fs::exists(fs::path(input) / "fleet.json") || fs::is_directory(fs::path(input) / "nodes")) {
-      const FleetDir f = load_fleet_dir(input);
+      const FleetDir f = load_fleet_dir(input, statistic);
       for (const auto& n : f.nodes)
         if (n.status == "ok" && !n.metrics.empty())
           nodes.push_back({(fs::path(input) / "nodes" / n.name).string(), n.metrics, n.identity});
       continue;
     }
     const calibration::ResultsDir results = calibration::load_results_dir(input, /*allow_suspect=*/true);
-    nodes.push_back({input, metrics_of(results), identity_of(results)});
+    nodes.push_back({input, metrics_of(results, statistic), identity_of(results)});
   }
   return nodes;
 }
@@ -82,13 +82,16 @@ json build_baseline(const std::vector<NodeFigures>& nodes, const BaselineOptions
     if (device.empty()) device = n.identity.device_name;
     if (backend.empty()) backend = n.identity.backend;
   }
-  const std::string provenance = "gpucal fleet baseline " + iso8601_now();
+  const Statistic statistic = statistic_from_string(o.statistic);
+  const std::string provenance = "gpucal fleet baseline " + iso8601_now() +
+                                 (statistic == Statistic::best ? ", figures at the fastest sample" : "");
   json doc = {{"expectations_schema_version", check::kExpectationsSchemaVersion},
               {"sku", o.sku},
               {"name", o.name.empty() ? device : o.name},
               {"match", {{"backend", o.backend.empty() ? backend : o.backend},
                          {"device_regex", o.device_regex.empty() ? "^" + regex_escape(device) + "$" : o.device_regex}}},
-              {"generated_by", {{"command", "gpucal fleet baseline"}, {"nodes", nodes.size()}, {"inputs", o.inputs}}},
+              {"generated_by", {{"command", "gpucal fleet baseline"}, {"nodes", nodes.size()}, {"inputs", o.inputs},
+                               {"statistic", to_string(statistic)}}},
               {"metrics", json::object()}};
   for (const auto& [id, values] : by_metric)
     if (static_cast<int>(values.size()) >= o.min_nodes) doc["metrics"][id] = metric_entry(id, values, o, provenance);
@@ -99,7 +102,7 @@ json build_baseline(const std::vector<NodeFigures>& nodes, const BaselineOptions
 int run_baseline(const BaselineOptions& o, std::ostream& out) {
   if (o.sku.empty()) throw std::invalid_argument("--sku: name the SKU the baseline describes");
   calibration::refuse_outputs_over_inputs({{"--output", o.out}}, {.folders = o.inputs});
-  const std::vector<NodeFigures> nodes = baseline_inputs(o.inputs);
+  const std::vector<NodeFigures> nodes = baseline_inputs(o.inputs, statistic_from_string(o.statistic));
   const json doc = build_baseline(nodes, o);
   calibration::write_json_file(doc, o.out);
   out << "wrote " << o.out << ": " << doc["metrics"].size() << " metric(s) from " << nodes.size() << " node(s)\n";

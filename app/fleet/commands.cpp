@@ -124,6 +124,10 @@ void add_fleet_others(CLI::App& fleet, State& s) {
       ->capture_default_str();
   add_number(*b, "--min-margin", s.baseline.min_margin, "see --spread-k", {.min = 0, .max = 0.99})->capture_default_str();
   add_number(*b, "--min-nodes", s.baseline.min_nodes, "nodes a metric needs", {.min = 1, .max = 1 << 20})->capture_default_str();
+  b->add_option("--statistic", s.baseline.statistic,
+                "median (each figure at its median time) | best (its fastest sample), as the fleet report that uses the file reads")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"median", "best"}));
 
   auto* sc = s.fleet_schedule = fleet.add_subcommand("schedule", "print the link phase's rounds for N nodes");
   sc->add_option("--nodes", s.schedule.nodes, "counts (4,8,16,64) or node names (a,b,c)")->required();
@@ -155,7 +159,7 @@ CLI::App* add_history(CLI::App& app, State& s) {
   sh->add_option("--history", s.show.history, "history file")->required()->type_name("FILE");
   sh->add_option("--metric", s.show.metric, "only this metric");
   sh->add_option("--node", s.show.node, "only this node (or pair a--b)");
-  add_number(*sh, "--last", s.show.last, "runs to show", {.min = 1, .max = 1 << 20})->capture_default_str();
+  add_number(*sh, "--last", s.show.last, "nights to show (runs, and nights without one)", {.min = 1, .max = 1 << 20})->capture_default_str();
   sh->add_option("--html", s.show.html, "also write the trends as an HTML page with plots")->type_name("FILE");
   auto* rg = s.history_regressions = h->add_subcommand("regressions", "latest figures against their rolling baseline (exit 1 on one)");
   history::RegressionCommand& r = s.regressions;
@@ -165,7 +169,9 @@ CLI::App* add_history(CLI::App& app, State& s) {
   add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
   add_number(*rg, "--k", r.options.k, "threshold = max(min change, k x run-to-run spread)", {.min = 0, .max = 1e6})->capture_default_str();
   add_number(*rg, "--min-change", r.options.min_change, "smallest relative change that counts", {.min = 0, .max = 10})->capture_default_str();
-  add_number(*rg, "--min-history", r.options.min_history, "previous runs needed for a verdict", {.min = 1, .max = 1 << 20})
+  add_number(*rg, "--min-history", r.options.min_history,
+             "previous runs needed for a verdict (fewer than --window: the spread is the fleet's change that night)",
+             {.min = 1, .max = 1 << 20})
       ->capture_default_str();
   rg->add_option("--junit", r.junit, "write JUnit XML")->type_name("FILE");
   rg->add_option("--json", r.json, "write the trends as JSON")->type_name("FILE");
@@ -264,6 +270,8 @@ class OperatorCommand : public calibration::Command {
          "expectations from healthy nights, for --expect"},
         {"gpucal fleet baseline fleet-2026-11-*/ --sku h100_sxm --spread-k 3 --min-nodes 8 -o h100_site.json",
          "tighter floors (3 robust sigmas) from a month of nights, a metric kept only where 8 nodes measured it"},
+        {"gpucal fleet baseline fleet-2026-11-25/ --sku host_ci --statistic best -o host_ci.json",
+         "from fastest samples, for fleet report --statistic best"},
     }));
     s_.fleet_schedule->footer(calibration::examples_footer({
         {"gpucal fleet schedule --nodes 4,8,16,64 --summary", "how many link rounds a fleet of each size takes"},

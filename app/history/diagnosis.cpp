@@ -65,6 +65,17 @@ struct ExpectationsBySku {
   std::map<std::string, check::Expectations> by_node;
 };
 
+// An expectations file from `gpucal fleet baseline --statistic S` holds figures read as S; a
+// report reading the other statistic compares unlike figures, and says so (once per file).
+void note_statistic(const check::Expectations& x, const DiagnosisOptions& o, Diagnosis& d) {
+  const auto& by = x.document.is_object() ? x.document.value("generated_by", nlohmann::json()) : nlohmann::json();
+  const std::string made = by.is_object() ? by.value("statistic", "") : "";
+  if (made.empty() || made == o.statistic) return;
+  const std::string note = x.path + ": made from " + made + " figures (gpucal fleet baseline --statistic " + made +
+                           "), this report reads " + o.statistic + " figures: its floors compare unlike figures";
+  if (std::find(d.notes.begin(), d.notes.end(), note) == d.notes.end()) d.notes.push_back(note);
+}
+
 ExpectationsBySku expectations_for(const FleetDir& f, const DiagnosisOptions& o, Diagnosis& d) {
   ExpectationsBySku e;
   if (o.expect == "none") return e;
@@ -77,11 +88,20 @@ ExpectationsBySku expectations_for(const FleetDir& f, const DiagnosisOptions& o,
     if (!x && !n.identity.device_name.empty()) x = check::match_sku(shipped, n.identity.device_name, n.identity.backend);
     d.sku_of_node[n.name] = x ? x->sku : "";
     if (x) e.by_node.emplace(n.name, *x);
+    if (x) note_statistic(*x, o, d);
     else if (!n.metrics.empty())
       d.notes.push_back(n.name + ": no expectations match '" + n.identity.device_name + "' (" + n.identity.backend +
                         "): ranked against the fleet only");
   }
   return e;
+}
+
+// A figure between two nodes (internode_*, allreduce_*_nodes<M>): the only kind of figure a link
+// pair's floor can be. A pair measured with both ranks on one host (a local rehearsal) reports
+// intra-node ids such as p2p_bw_gbps, but the SKU's (or fleet baseline's) floor of that id is a
+// node's own figure, a different quantity: it is not applied to pairs or their capacities.
+bool between_nodes(const std::string& metric) {
+  return metric.rfind("internode_", 0) == 0 || metric.find("_nodes") != std::string::npos;
 }
 
 // Applies each subject's floor to its row; `floor_owner` maps a subject to the node whose SKU counts.
@@ -178,7 +198,16 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
     owner[link_folder_name(p.a, p.b)] = p.a;
   }
   MetricTable cap = rank_metric(id, better, capacity, std::nullopt, d.options);
-  apply_floors(cap, e, owner);
+  const ExpectationsBySku none;
+  const ExpectationsBySku& link_floors = between_nodes(id) ? e : none;
+  const bool has_floor = std::any_of(e.by_node.begin(), e.by_node.end(), [&](const auto& x) {
+    const auto m = x.second.metrics.find(id);
+    return m != x.second.metrics.end() && m->second.floor.value;
+  });
+  if (!between_nodes(id) && has_floor)
+    d.notes.push_back(id + ": the pairs measured a node's own quantity (both ranks on one host); its node floor is not "
+                      "applied to pairs, which are ranked against each other only");
+  apply_floors(cap, link_floors, owner);
   // Nodes already named (a slow node metric, hung, failed, ...) explain their slow pairs: a CPU
   // held back slows its links too, so their pairs are neither the healthy reference nor a link
   // fault of their own (a note says which pair was slow).
@@ -201,7 +230,7 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
     if (!explained(p.a) && !explained(p.b)) healthy.push_back(p.value);
   const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? robust_reference(healthy) : cap.reference;
   MetricTable pair_table = rank_metric(id, better, by_pair, pair_reference, d.options);
-  apply_floors(pair_table, e, owner);
+  apply_floors(pair_table, link_floors, owner);
   for (const Ranked& r : pair_table.rows) {
     const auto dash = r.subject.find("--");
     const std::string a = r.subject.substr(0, dash), b = r.subject.substr(dash + 2);

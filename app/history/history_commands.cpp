@@ -1,6 +1,7 @@
 #include "app/history/history_commands.h"
 
 #include <algorithm>
+#include <ctime>
 #include <iomanip>
 #include <sstream>
 
@@ -72,6 +73,100 @@ fleet::PromText regressions_prometheus(const std::vector<Trend>& trends) {
 
 }  // namespace
 
+namespace {
+
+// A column of `history show`: a run, or nights without one (run_id 0) in a nightly history.
+struct ShowColumn {
+  std::string label;
+  int64_t run_id = 0;
+};
+
+std::optional<long> run_day(const std::string& iso) {
+  const auto s = iso.size() >= 10 ? fleet::unix_seconds(iso.substr(0, 10) + "T00:00:00Z") : std::nullopt;
+  return s ? std::optional<long>(static_cast<long>(*s / 86400)) : std::nullopt;
+}
+
+std::string day_text(long day, bool year) {
+  const std::time_t t = static_cast<std::time_t>(day) * 86400;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[16];
+  std::strftime(text, sizeof text, year ? "%Y-%m-%d" : "%m-%d", &tm);
+  return text;
+}
+
+// Nightly when the usual gap between run dates is one day; then each gap longer than a night is
+// a column of its own, its nights missing. `missing` counts those nights.
+std::vector<ShowColumn> show_columns(const std::vector<RunRecord>& runs, int& missing, std::string& missed) {
+  std::vector<long> gaps;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto a = run_day(runs[i - 1].time), b = run_day(runs[i].time);
+    if (a && b && *b > *a) gaps.push_back(*b - *a);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  const bool nightly = !gaps.empty() && gaps[(gaps.size() - 1) / 2] == 1;
+  std::map<std::string, int> per_date;
+  for (const auto& r : runs) ++per_date[r.time.substr(0, 10)];
+  std::vector<ShowColumn> out;
+  missing = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto a = i > 0 ? run_day(runs[i - 1].time) : std::nullopt, b = run_day(runs[i].time);
+    if (nightly && a && b && *b - *a > 1) {
+      const long first = *a + 1, last = *b - 1;
+      missing += static_cast<int>(last - first + 1);
+      const std::string label = day_text(first, false) + (last > first ? ".." + day_text(last, false) : "");
+      missed += (missed.empty() ? "" : ", ") + day_text(first, true) + (last > first ? ".." + day_text(last, true) : "");
+      out.push_back({label, 0});
+    }
+    const std::string& t = runs[i].time;
+    std::string label = t.size() >= 10 ? t.substr(5, 5) : t;
+    if (per_date[t.substr(0, 10)] > 1 && t.size() >= 16) label += " " + t.substr(11, 5);
+    out.push_back({label, runs[i].id});
+  }
+  return out;
+}
+
+constexpr int kShowColumnWidth = 13;
+
+// A night without the figure says why where the history knows: the node's status (hung, failed).
+using StatusByRun = std::map<std::string, std::map<int64_t, std::string>>;  // node -> run -> status
+
+void show_series(const std::string& node, const std::vector<SeriesPoint>& points, const std::vector<ShowColumn>& columns,
+                 const StatusByRun& status, std::ostream& out) {
+  std::map<int64_t, const SeriesPoint*> by_run;
+  for (const auto& p : points) by_run[p.run_id] = &p;
+  const auto node_status = status.find(node);
+  std::ostringstream line;
+  line << "  " << std::left << std::setw(20) << node;
+  for (const auto& c : columns) {
+    const auto p = by_run.find(c.run_id);
+    std::string cell = "missing";
+    if (p == by_run.end() && node_status != status.end() && node_status->second.count(c.run_id) &&
+        node_status->second.at(c.run_id) != "ok")
+      cell = node_status->second.at(c.run_id) + "!";
+    if (p != by_run.end())
+      cell = (p->second->value ? format_value(*p->second->value) : "-") + (p->second->status == "ok" ? "" : "!");
+    line << std::setw(kShowColumnWidth) << cell;
+  }
+  std::string text = line.str();
+  out << text.erase(text.find_last_not_of(' ') + 1) << "\n";
+}
+
+void write_show_html(const ShowOptions& o, const std::map<SeriesKey, std::vector<SeriesPoint>>& series, std::ostream& out) {
+  std::ostringstream page;
+  page << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpucal history</title></head>"
+       << "<body style=\"font-family:sans-serif\"><h1>gpucal history: " << calibration::xml_escape(o.history) << "</h1>";
+  std::map<std::string, std::map<SeriesKey, std::vector<SeriesPoint>>> by_metric;
+  for (const auto& [key, points] : series)
+    if (key.first != "node_status") by_metric[key.first][key] = points;
+  for (const auto& [metric, s] : by_metric) page << "<h2>" << calibration::xml_escape(metric) << "</h2>" << svg_trend_chart(metric, s);
+  page << "</body></html>\n";
+  write_file_atomic(o.html, page.str());
+  out << "wrote " << o.html << "\n";
+}
+
+}  // namespace
+
 int run_show(const ShowOptions& o, std::ostream& out) {
   calibration::refuse_outputs_over_inputs({{"--html", o.html}}, {.files = {o.history}});
   HistoryDb db(o.history, HistoryDb::Mode::read);
@@ -83,34 +178,33 @@ int run_show(const ShowOptions& o, std::ostream& out) {
         << (o.node.empty() ? "" : " on node " + o.node) << "\n";
     return 0;
   }
-  out << db.runs().size() << " run(s) in " << o.history << "\n";
+  const std::vector<RunRecord> runs = db.runs();
+  int missing = 0;
+  std::string missed;
+  std::vector<ShowColumn> columns = show_columns(runs, missing, missed);
+  out << runs.size() << " run(s) in " << o.history << ", " << short_time(runs.front().time).substr(0, 10) << " to "
+      << short_time(runs.back().time).substr(0, 10)
+      << (missing ? "; nightly, " + std::to_string(missing) + " night(s) without a run: " + missed : "") << "\n";
+  if (columns.size() > static_cast<std::size_t>(o.last)) columns.erase(columns.begin(), columns.end() - o.last);
+  StatusByRun status;
+  for (const auto& [key, points] : db.series("node_status", o.node))
+    for (const auto& p : points) status[key.second][p.run_id] = p.status;
   std::string current;
   for (const auto& [key, points] : series) {
     if (key.first == "node_status") continue;
     if (key.first != current) {
       current = key.first;
       out << "\n" << current << " (" << points.back().unit << ", " << to_string(fleet::metric_kind(current).better)
-          << " is better): oldest to newest, last " << o.last << "\n";
+          << " is better): oldest to newest, last " << columns.size() << " night(s)\n  " << std::left << std::setw(20) << "date";
+      for (std::size_t i = 0; i < columns.size(); ++i)
+        out << std::setw(i + 1 < columns.size() ? kShowColumnWidth : 0) << columns[i].label;
+      out << "\n";
     }
-    out << "  " << std::left << std::setw(20) << key.second;
-    const std::size_t first = points.size() > static_cast<std::size_t>(o.last) ? points.size() - static_cast<std::size_t>(o.last) : 0;
-    for (std::size_t i = first; i < points.size(); ++i)
-      out << " " << (points[i].value ? format_value(*points[i].value) : "-") << (points[i].status == "ok" ? "" : "!");
-    out << "\n";
+    show_series(key.second, points, columns, status, out);
   }
-  out << "(! marks a figure the fleet report flagged, or a node that was not ok)\n";
-  if (!o.html.empty()) {
-    std::ostringstream page;
-    page << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpucal history</title></head>"
-         << "<body style=\"font-family:sans-serif\"><h1>gpucal history: " << calibration::xml_escape(o.history) << "</h1>";
-    std::map<std::string, std::map<SeriesKey, std::vector<SeriesPoint>>> by_metric;
-    for (const auto& [key, points] : series)
-      if (key.first != "node_status") by_metric[key.first][key] = points;
-    for (const auto& [metric, s] : by_metric) page << "<h2>" << calibration::xml_escape(metric) << "</h2>" << svg_trend_chart(metric, s);
-    page << "</body></html>\n";
-    write_file_atomic(o.html, page.str());
-    out << "wrote " << o.html << "\n";
-  }
+  out << "(! marks a figure the fleet report flagged, or a node that was not ok; missing: no figure that night, the node "
+         "absent from the run or no run at all)\n";
+  if (!o.html.empty()) write_show_html(o, series, out);
   return 0;
 }
 
@@ -120,10 +214,13 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
   HistoryDb db(c.history, HistoryDb::Mode::read);
   check_filter("--metric", c.metric, db.metrics(), c.history);
   check_filter("--node", c.node, db.nodes(), c.history);
-  const std::vector<Trend> trends = analyse(db.series(c.metric, c.node), c.options);
+  // Every node's series, so a short history still has its fleet's spread; then the --node asked for.
+  std::vector<Trend> trends = analyse(db.series(c.metric, ""), c.options);
+  if (!c.node.empty())
+    trends.erase(std::remove_if(trends.begin(), trends.end(), [&](const Trend& t) { return t.node != c.node; }), trends.end());
   int regressions = 0;
   out << std::left << std::setw(30) << "metric" << std::setw(20) << "node" << std::setw(12) << "latest" << std::setw(12)
-      << "baseline" << std::setw(10) << "change" << std::setw(11) << "threshold" << std::setw(9) << "history" << "verdict\n";
+      << "baseline" << std::setw(10) << "change" << std::setw(11) << "threshold" << std::setw(60) << "basis" << "verdict\n";
   std::vector<fleet::JUnitCase> cases;
   nlohmann::json all = nlohmann::json::array();
   for (const auto& t : trends) {
@@ -133,7 +230,7 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
     const std::string verdict = t.regression ? "REGRESSION" : (t.note.empty() ? "ok" : t.note);
     out << std::setw(30) << t.metric << std::setw(20) << t.node << std::setw(12) << (t.latest ? format_value(*t.latest) : "-")
         << std::setw(12) << (t.baseline ? format_value(*t.baseline) : "-") << std::setw(10) << change_text(t) << std::setw(11)
-        << (t.baseline ? threshold : "-") << std::setw(9) << t.history << verdict << "\n";
+        << (t.baseline ? threshold : "-") << std::setw(60) << ((t.basis.empty() ? "-" : t.basis) + " ") << verdict << "\n";
     fleet::JUnitCase jc{"gpucal.history." + t.node, t.metric, "", "", verdict};
     if (t.regression) jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against its rolling baseline (threshold " + threshold + ")";
     else if (!t.note.empty()) jc.skipped = t.note;
@@ -141,10 +238,12 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
     all.push_back({{"metric", t.metric}, {"node", t.node}, {"unit", t.unit}, {"latest", opt(t.latest)}, {"latest_time", t.latest_time},
                    {"baseline", opt(t.baseline)}, {"change", t.change}, {"spread", t.spread}, {"threshold", t.threshold},
-                   {"history", t.history}, {"regression", t.regression}, {"note", t.note}});
+                   {"history", t.history}, {"spread_from", t.spread_from}, {"fleet_shift", t.fleet_shift}, {"basis", t.basis},
+                   {"regression", t.regression}, {"note", t.note}});
   }
   out << regressions << " regression(s) in " << trends.size() << " series (window " << c.options.window << ", k "
-      << c.options.k << ", minimum change " << format_value(100 * c.options.min_change) << "%)\n";
+      << c.options.k << ", minimum change " << format_value(100 * c.options.min_change)
+      << "%; a series with fewer than window earlier nights takes the fleet's spread of that night's change)\n";
   if (!c.junit.empty()) write_file_atomic(c.junit, fleet::junit_xml("gpucal history regressions", cases));
   if (!c.json.empty()) calibration::write_json_file({{"trends", all}}, c.json);
   if (!c.prometheus.empty()) fleet::write_prometheus(c.prometheus, regressions_prometheus(trends));
@@ -152,8 +251,8 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
   const auto judged = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.note.empty(); });
   if (judged == 0) {
     write_stderr_line("gpucal: error: history regressions judged nothing: none of " + std::to_string(trends.size()) +
-                      " series in " + c.history + " has a latest figure and " + std::to_string(c.options.min_history) +
-                      " earlier ok run(s) to compare it with (the verdict column says why for each)");
+                      " series in " + c.history + " has a latest figure and an earlier ok run to compare it with, with a spread to "
+                      "judge the change by (the verdict column says why for each)");
     return 1;
   }
   return regressions > 0 ? 1 : 0;

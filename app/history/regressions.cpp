@@ -1,6 +1,7 @@
 #include "app/history/regressions.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "app/history/robust_stats.h"
 
@@ -8,7 +9,69 @@ namespace gpucal::history {
 
 namespace {
 
-Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, const RegressionOptions& o) {
+bool is_pair_subject(const std::string& subject) { return subject.find("--") != std::string::npos; }
+
+// The earlier ok figures of a series, newest first, at most `window`.
+std::vector<double> earlier_figures(const std::vector<SeriesPoint>& points, int window) {
+  std::vector<double> previous;
+  for (std::size_t i = points.size() - 1; i-- > 0 && static_cast<int>(previous.size()) < window;)
+    if (points[i].value && points[i].status == "ok") previous.push_back(*points[i].value);
+  return previous;
+}
+
+// The fleet's prior: per (metric, nodes or pairs, latest run), the median (the night's shift) and
+// robust spread of each series' change against its own baseline (the median of its earlier ok
+// figures, as it is judged), where the latest figure is ok (a figure the fleet report flagged is
+// no sample of run-to-run noise).
+struct FleetSpread {
+  double shift = 0, spread = 0;
+  int count = 0;
+};
+using FleetKey = std::tuple<std::string, bool, int64_t>;
+
+std::map<FleetKey, FleetSpread> fleet_spreads(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, int window) {
+  std::map<FleetKey, std::vector<double>> changes;
+  for (const auto& [key, points] : series) {
+    if (points.empty() || !points.back().value || points.back().status != "ok") continue;
+    const auto baseline = fleet::median(earlier_figures(points, window));
+    if (!baseline || *baseline == 0) continue;
+    changes[{key.first, is_pair_subject(key.second), points.back().run_id}].push_back(*points.back().value / *baseline - 1);
+  }
+  std::map<FleetKey, FleetSpread> out;
+  for (const auto& [key, c] : changes) {
+    const fleet::RobustReference r = *fleet::robust_reference(c);
+    out[key] = {r.median, r.sigma, r.count};
+  }
+  return out;
+}
+
+std::string basis_of(const Trend& t, bool pair) {
+  std::string basis = std::to_string(t.history) + " earlier night" + (t.history == 1 ? "" : "s");
+  if (t.spread_from != "fleet") return basis;
+  basis += ", spread from the fleet (" + std::to_string(t.fleet_count) + (pair ? " pairs" : " nodes");
+  char shift[48];
+  std::snprintf(shift, sizeof shift, ", which moved %+.0f%%", 100 * t.fleet_shift);
+  return basis + (std::fabs(t.fleet_shift) >= 0.01 ? shift : "") + ")";
+}
+
+// The spread the threshold uses: the series' own once `window` earlier figures measure it, else
+// the larger of the fleet's prior and what its own few figures show (nullopt: no prior to use).
+std::optional<double> spread_for(Trend& t, const fleet::RobustReference& own, const FleetSpread* fleet,
+                                 const RegressionOptions& o) {
+  const double own_spread = own.median != 0 ? own.sigma / std::fabs(own.median) : 0;
+  if (t.history >= o.window) {
+    t.spread_from = "own";
+    return own_spread;
+  }
+  if (!fleet || fleet->count < o.min_fleet) return std::nullopt;
+  t.spread_from = "fleet";
+  t.fleet_count = fleet->count;
+  t.fleet_shift = fleet->shift;
+  return std::max(fleet->spread, t.history >= 3 ? own_spread : 0.0);
+}
+
+Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, const RegressionOptions& o,
+               const std::map<FleetKey, FleetSpread>& fleet) {
   Trend t;
   t.metric = key.first;
   t.node = key.second;
@@ -19,28 +82,39 @@ Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, con
   t.latest = last.value;
   t.latest_time = last.time;
   t.latest_status = last.status;
-  std::vector<double> previous;
-  for (std::size_t i = points.size() - 1; i-- > 0 && static_cast<int>(previous.size()) < o.window;)
-    if (points[i].value && points[i].status == "ok") previous.push_back(*points[i].value);
+  const std::vector<double> previous = earlier_figures(points, o.window);
   t.history = static_cast<int>(previous.size());
   if (!t.latest) {
     t.note = "latest run has no figure (" + last.status + ")";
     return t;
   }
-  if (t.history < o.min_history) {
-    t.note = "history too short (" + std::to_string(t.history) + " previous ok run(s), " + std::to_string(o.min_history) + " needed)";
+  if (t.history < std::max(1, o.min_history)) {
+    t.note = "history too short (" + std::to_string(t.history) + " previous ok run(s), " +
+             std::to_string(std::max(1, o.min_history)) + " needed)";
     return t;
   }
   const fleet::RobustReference r = *fleet::robust_reference(previous);
-  t.baseline = r.median;
   if (r.median == 0) {
     t.note = "baseline is 0";
     return t;
   }
-  t.spread = r.sigma / std::fabs(r.median);
+  const auto f = fleet.find({t.metric, is_pair_subject(t.node), last.run_id});
+  const std::optional<double> spread = spread_for(t, r, f == fleet.end() ? nullptr : &f->second, o);
+  if (!spread) {
+    t.note = "history too short (" + std::to_string(t.history) + " previous ok run(s), " + std::to_string(o.window) +
+             " to measure its own spread) and no fleet spread (fewer than " + std::to_string(o.min_fleet) +
+             (is_pair_subject(t.node) ? " pairs" : " nodes") + " with a previous figure)";
+    return t;
+  }
+  t.baseline = r.median;
+  t.spread = *spread;
+  t.basis = basis_of(t, is_pair_subject(t.node));
   t.threshold = std::max(o.min_change, o.k * t.spread);
   t.change = (*t.latest - r.median) / std::fabs(r.median);
-  const double worse = kind.better == fleet::Better::higher ? -t.change : t.change;
+  // Judged on the fleet's spread, a change the whole fleet shared that night is the night's (load,
+  // a driver, the room's temperature), not the node's: the node is judged against the fleet's shift.
+  const double own = t.change - t.fleet_shift;
+  const double worse = kind.better == fleet::Better::higher ? -own : own;
   t.regression = worse > t.threshold;
   return t;
 }
@@ -48,10 +122,11 @@ Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, con
 }  // namespace
 
 std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& o) {
+  const std::map<FleetKey, FleetSpread> fleet = fleet_spreads(series, o.window);
   std::vector<Trend> out;
   for (const auto& [key, points] : series) {
     if (points.empty() || key.first == "node_status" || !fleet::metric_kind(key.first).known) continue;
-    out.push_back(trend_of(key, points, o));
+    out.push_back(trend_of(key, points, o, fleet));
   }
   return out;
 }

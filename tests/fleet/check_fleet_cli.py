@@ -123,6 +123,19 @@ check(doc['match']['device_regex'] == '^Synthetic GPU$' and 'gemm_bf16_tflops' i
 run('check', node1, '--expect', base, rc=0)
 run('check', os.path.join(main, 'nodes', 'n3'), '--expect', base, rc=1)
 
+# baseline --statistic best: the file says so, its figures are the fastest samples', and a report
+# reading median figures against it notes the mismatch.
+best = os.path.join(WORK, 'baseline_best.json')
+run('fleet', 'baseline', main, '--sku', 'synthetic', '--statistic', 'best', '-o', best, rc=0)
+doc_best = json.load(open(best))
+check(doc_best['generated_by'].get('statistic') == 'best' and doc['generated_by'].get('statistic') == 'median',
+      f"generated_by: {doc_best['generated_by']} / {doc['generated_by']}")
+check(doc_best['metrics']['gemm_bf16_tflops']['typical']['value'] > doc['metrics']['gemm_bf16_tflops']['typical']['value'],
+      'the best-sample baseline is not above the median one')
+run('fleet', 'report', main, '--expect', best, '--json', os.path.join(WORK, 'report_best.json'), rc=1)
+notes = json.load(open(os.path.join(WORK, 'report_best.json')))['notes']
+check(any('made from best figures' in n for n in notes), f'no note of the statistic mismatch: {notes}')
+
 # History: five quiet nights, then n2 20% slower; only n2's figures regress.
 history = os.path.join(WORK, 'history.sqlite')
 nights = []
@@ -137,6 +150,23 @@ regressed = sorted({t['node'] for t in trends if t['regression']})
 check(regressed == ['n2'], f'regressions on {regressed}, expected n2 only\n{p.stdout}')
 p = run('history', 'show', '--history', history, '--metric', 'gemm_bf16_tflops', '--html', os.path.join(WORK, 'trends.html'), rc=0)
 check('n2' in p.stdout and '<svg' in open(os.path.join(WORK, 'trends.html')).read(), p.stdout)
+check(re.search(r'date\s+02-01\s+02-02\s+02-03\s+02-04\s+02-05\s+02-06\n', p.stdout), f'no dated columns: {p.stdout}')
+
+# From night 2: one earlier night judges, with the fleet's spread, and says so.
+short = os.path.join(WORK, 'short.sqlite')
+run('history', 'import', nights[0], nights[1], '--history', short, '--expect', 'none', rc=0)
+p = run('history', 'regressions', '--history', short, '--json', os.path.join(WORK, 'short.json'), rc=0)
+trends = json.load(open(os.path.join(WORK, 'short.json')))['trends']
+check(trends and all(t['basis'] == '1 earlier night, spread from the fleet (5 nodes)' and not t['regression'] for t in trends),
+      f'night 2 is not judged on the fleet\'s spread:\n{p.stdout}')
+run('history', 'import', nights[5], '--history', short, '--expect', 'none', rc=0)
+p = run('history', 'regressions', '--history', short, '--json', os.path.join(WORK, 'short.json'), rc=1)
+regressed = sorted({t['node'] for t in json.load(open(os.path.join(WORK, 'short.json')))['trends'] if t['regression']})
+check(regressed == ['n2'], f'night 3: regressions on {regressed}, expected n2 only\n{p.stdout}')
+p = run('history', 'show', '--history', short, '--node', 'n2', '--metric', 'hbm_copy_gbps', rc=0)
+check(re.search(r'02-03\.\.02-05', p.stdout) and re.search(r'n2\s+\S+\s+\S+\s+missing\s+\S+\n', p.stdout) and '3 night(s) without a run' in p.stdout,
+      f'the nights between 02-02 and 02-06 are not shown missing: {p.stdout}')
+
 run('history', 'import', nights[0], '--history', history, '--expect', 'none', rc=0)  # again: replaced, not doubled
 p = run('history', 'show', '--history', history, '--node', 'n1', '--metric', 'hbm_copy_gbps', rc=0)
 check('6 run(s)' in p.stdout, f'a re-import added a run: {p.stdout}')

@@ -192,6 +192,38 @@ TEST(Diagnosis, HungNodesAreNamedAndFloorsApplyToFewNodes) {
   std::filesystem::remove(file);
 }
 
+// A baseline's p2p_bw_gbps floor is a node's own figure: pairs that report that id (both ranks on
+// one host, a local rehearsal) are ranked against each other, never held to it; a floor of a
+// quantity between nodes (internode_bw_gbps) does apply to pairs.
+TEST(Diagnosis, NodeFloorsAreNotAppliedToLinkPairs) {
+  std::map<std::string, std::map<std::string, double>> nodes;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> pairs;
+  const std::vector<std::string> names{"a", "b", "c", "d"};
+  for (const auto& n : names) nodes[n] = {{"p2p_bw_gbps", 13.6}};
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = i + 1; j < names.size(); ++j)
+      pairs[{names[i], names[j]}] = {{"p2p_bw_gbps", 8.1}, {"internode_bw_gbps", 8.1}};
+  const std::string file = (std::filesystem::temp_directory_path() / "gpucal_test_link_floor.json").string();
+  std::ofstream(file) << R"({"expectations_schema_version": 1, "sku": "x", "metrics": {
+    "p2p_bw_gbps": {"unit": "GB/s", "better": "higher", "typical": {"value": 13.6, "source": "s"}, "floor": {"value": 12.9, "source": "f"}},
+    "internode_bw_gbps": {"unit": "GB/s", "better": "higher", "typical": {"value": 12, "source": "s"}, "floor": {"value": 10, "source": "f"}}},
+    "generated_by": {"statistic": "best"}})";
+  DiagnosisOptions o;
+  o.expect = file;
+  const Diagnosis d = diagnose(fleet_of(nodes, pairs), o);
+  for (const Suspect& s : d.suspects) EXPECT_NE(s.metric, "p2p_bw_gbps") << s.subject << ": " << s.reason;
+  EXPECT_EQ(d.suspect_nodes().size(), 4u);  // every node's best internode pair misses the internode floor
+  for (const MetricTable& t : d.pair_tables)
+    if (t.metric == "p2p_bw_gbps") EXPECT_FALSE(t.floor) << "the node floor reached the pair table";
+    else EXPECT_EQ(t.floor, std::optional<double>(10));
+  const auto says = [&](const std::string& what) {
+    return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(says("node floor is not applied to pairs"));
+  EXPECT_TRUE(says("made from best figures"));  // the report reads median figures
+  std::filesystem::remove(file);
+}
+
 // --drain: one scontrol call per suspect node, the first finding as a Slurm-safe reason; links,
 // groups and phases drain nothing; and the program's exit decides "drained".
 TEST(Drain, EverySuspectNodeOnceWithItsFindingAndNoLink) {

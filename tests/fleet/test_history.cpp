@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sstream>
+
+#include "app/history/history_commands.h"
 #include "app/history/history_db.h"
 #include "app/history/regressions.h"
 
@@ -26,6 +29,15 @@ class History : public ::testing::Test {
     for (std::size_t i = 0; i < values.size(); ++i)
       db.record({0, "2026-01-" + std::to_string(10 + i) + "T00:00:00Z", "abc", "fleet", "c1", "/runs/" + std::to_string(i)},
                 {{"n1", metric, values[i], "TFLOP/s", "ok"}, {"n1", "node_status", std::nullopt, "", "ok"}});
+  }
+  // One run per night: node n<i+1>'s hbm_copy_gbps figure is nights[night][i].
+  void record_fleet(HistoryDb& db, const std::vector<std::vector<double>>& nights) {
+    for (std::size_t night = 0; night < nights.size(); ++night) {
+      std::vector<Measurement> rows;
+      for (std::size_t i = 0; i < nights[night].size(); ++i)
+        rows.push_back({"n" + std::to_string(i + 1), "hbm_copy_gbps", nights[night][i], "GB/s", "ok"});
+      db.record({0, "2026-03-0" + std::to_string(night + 1) + "T02:00:00Z", "abc", "fleet", "c1", "/f/" + std::to_string(night)}, rows);
+    }
   }
   std::string path_;
 };
@@ -72,13 +84,96 @@ TEST_F(History, ANoisyMetricNeedsALargerDrop) {
   EXPECT_GT(trends[0].threshold, 0.3);
 }
 
-TEST_F(History, ShortHistoryGivesNoVerdict) {
+TEST_F(History, ASingleNodeWithOneEarlierNightHasNoSpreadToJudgeBy) {
   HistoryDb db(path_);
   record_series(db, {800, 500});
   const auto trends = analyse(db.series("", ""), {});
   ASSERT_EQ(trends.size(), 1u);
   EXPECT_FALSE(trends[0].regression);
-  EXPECT_NE(trends[0].note.find("history too short"), std::string::npos);
+  EXPECT_NE(trends[0].note.find("no fleet spread"), std::string::npos) << trends[0].note;
+  RegressionOptions three;
+  three.min_history = 3;
+  EXPECT_NE(analyse(db.series("", ""), three)[0].note.find("history too short"), std::string::npos);
+}
+
+// From the second night on: one earlier night, the spread from the fleet's change that night.
+TEST_F(History, FromTheSecondNightTheFleetsSpreadJudges) {
+  HistoryDb db(path_);
+  const std::vector<double> night1{800, 790, 810, 805, 795}, night2{808, 783, 812, 640, 790};  // n4 -20%
+  record_fleet(db, {night1, night2});
+  const auto trends = analyse(db.series("", ""), {});
+  ASSERT_EQ(trends.size(), 5u);
+  for (const Trend& t : trends) {
+    EXPECT_TRUE(t.note.empty()) << t.node << ": " << t.note;
+    EXPECT_EQ(t.regression, t.node == "n4") << t.node << " " << t.change << " vs " << t.threshold;
+    EXPECT_EQ(t.basis, "1 earlier night, spread from the fleet (5 nodes)");
+    EXPECT_EQ(t.spread_from, "fleet");
+  }
+}
+
+// A night the whole fleet moved (a loaded host, a driver) is the night's: a node is judged against
+// the fleet's shift, and the basis says the fleet moved.
+TEST_F(History, AChangeTheWholeFleetSharedIsTheNights) {
+  HistoryDb db(path_);
+  record_fleet(db, {{100, 100, 101, 99, 100}, {70, 69, 71, 70, 50}});
+  for (const Trend& t : analyse(db.series("", ""), {})) {
+    EXPECT_EQ(t.regression, t.node == "n5") << t.node << " " << t.change << " vs " << t.threshold;
+    EXPECT_EQ(t.basis, "1 earlier night, spread from the fleet (5 nodes, which moved -30%)");
+  }
+}
+
+// Three earlier nights that happen to agree measure no spread (MAD 0): the old rule's 5% then
+// flagged a healthy node of a noisy fleet at night 4. The fleet's spread of the change holds it.
+TEST_F(History, AFewAgreeingNightsDoNotHideTheFleetsNoise) {
+  HistoryDb db(path_);
+  record_fleet(db, {{100, 100, 100, 100, 100}, {100, 80, 120, 90, 110}, {100, 100, 96, 118, 85}, {92, 115, 104, 80, 100}});
+  const auto trends = analyse(db.series("", ""), {});
+  ASSERT_EQ(trends.size(), 5u);
+  for (const Trend& t : trends) EXPECT_FALSE(t.regression) << t.node << " " << t.change << " vs " << t.threshold;
+  EXPECT_EQ(trends[0].basis, "3 earlier nights, spread from the fleet (5 nodes)");
+  EXPECT_GT(trends[0].threshold, 0.08);  // n1: -8% against its own 100, 100, 100
+}
+
+// Once `window` earlier nights measure the series' own spread, that spread judges alone.
+TEST_F(History, AFullWindowUsesTheSeriesOwnSpread) {
+  HistoryDb db(path_);
+  record_series(db, {800, 802, 798, 801, 799, 700});
+  const auto trends = analyse(db.series("", ""), {});
+  EXPECT_EQ(trends[0].basis, "5 earlier nights");
+  EXPECT_EQ(trends[0].spread_from, "own");
+}
+
+// history show: a column per run with its date; a night without a run, and a node absent from a
+// run, show as missing rather than closing up.
+TEST_F(History, ShowDatesEachRunAndShowsMissingNights) {
+  {
+    HistoryDb db(path_);
+    for (const std::string day : {"01", "02", "04", "05"}) {
+      std::vector<Measurement> rows{{"n1", "hbm_copy_gbps", 3000, "GB/s", "ok"}};
+      if (day != "02") rows.push_back({"n2", "hbm_copy_gbps", 2990, "GB/s", "ok"});
+      db.record({0, "2026-02-" + day + "T02:00:00Z", "abc", "fleet", "c1", "/runs/" + day}, rows);
+    }
+  }
+  std::ostringstream out;
+  ShowOptions o;
+  o.history = path_;
+  ASSERT_EQ(run_show(o, out), 0);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("1 night(s) without a run: 2026-02-03"), std::string::npos) << text;
+  std::istringstream lines(text);
+  std::string line, dates, n1, n2;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string first, rest, cells;
+    words >> first;
+    while (words >> rest) cells += rest + " ";
+    if (first == "date") dates = cells;
+    if (first == "n1") n1 = cells;
+    if (first == "n2") n2 = cells;
+  }
+  EXPECT_EQ(dates, "02-01 02-02 02-03 02-04 02-05 ") << text;
+  EXPECT_EQ(n1, "3000 3000 missing 3000 3000 ") << text;
+  EXPECT_EQ(n2, "2990 missing missing 2990 2990 ") << text;
 }
 
 TEST_F(History, AFileThatIsNotAHistoryIsRefused) {
