@@ -282,6 +282,52 @@ std::optional<double> between_rank_counts(const Pool& pool, const CommQuery& q, 
   return q.size_bytes * factor / busbw;
 }
 
+// How the bus bandwidth changes with the group size beyond the measured counts: with a second
+// measured count on the same side, the change per octave between the two nearest counts at this
+// size (NVSwitch's rises with the group: 232, 290, 386 GB/s for a 512 MiB all-reduce of 2, 4 and
+// 8 H100s, XLA's sm_90 table), carried over the octaves beyond and held within x1.5 per octave;
+// else none (factor 1: the bandwidth kept).
+struct BandwidthTrend {
+  bool known = false;
+  double factor = 1;  // the query's bus bandwidth / the nearest group's
+  std::string other, why;
+};
+
+BandwidthTrend bandwidth_trend(const Pool& pool, const json& near, const CommQuery& q, double octaves_beyond) {
+  const double n0 = near.value("nranks", 2.0), nq = static_cast<double>(q.nranks);
+  const json* second = nullptr;
+  for (const json* g : pool.groups) {
+    const double n = g->value("nranks", 2.0);
+    const bool same_side = (n < n0) == (n0 < nq) && n != n0;
+    if (same_side && (!second || std::abs(std::log2(n / n0)) < std::abs(std::log2(second->value("nranks", 2.0) / n0))))
+      second = g;
+  }
+  if (!second || octaves_beyond <= 0) return {};
+  std::string f;
+  bool in_range, measured;
+  Band unused;
+  const double n1 = second->value("nranks", 2.0);
+  const double bw0 = q.size_bytes * group_bus_factor(near) / own_time_us(near, q.size_bytes, f, in_range, measured, unused);
+  const double bw1 =
+      q.size_bytes * group_bus_factor(*second) / own_time_us(*second, q.size_bytes, f, in_range, measured, unused);
+  const double per_octave = std::clamp(std::pow(bw0 / bw1, 1 / std::abs(std::log2(n0 / n1))), 1 / 1.5, 1.5);
+  BandwidthTrend t{true, std::pow(per_octave, octaves_beyond), key_of(*second), ""};
+  t.why = "x" + significant(per_octave, 3) + " per octave from " + significant(n1, 6) + " to " + significant(n0, 6) +
+          " measured ranks, over " + significant(octaves_beyond, 3) + " octave(s)";
+  return t;
+}
+
+// Widens `band` (log factors around t) by the gap to `other`, another answer's time, either way:
+// an extrapolated trend is as likely to overshoot as to fall short by its own size.
+void widen_by_gap(Band& band, double t, double other, const std::string& what) {
+  if (!(t > 0) || !(other > 0)) return;
+  const double gap = std::abs(std::log(other / t));
+  band.up_log = std::max(band.up_log, gap);
+  band.down_log = std::max(band.down_log, gap);
+  band.rule = (band.has ? band.rule + "; " : std::string()) + "at least the gap to " + what + ", either way";
+  band.has = true;
+}
+
 // 3. Beyond the measured rank counts: the nearest group's regime lines, alpha scaled; the time in µs.
 double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, const std::string& tier,
                           CommPrediction& out, Band& band) {
@@ -325,7 +371,9 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   const bool tree = q.collective == "allreduce" && line.index + 1 < line.count;
   const double scale = tree ? std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0))
                             : static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  const BandwidthTrend trend = bandwidth_trend(pool, *near, q, distance);
   out.groups = {key_of(*near)};
+  if (trend.known) out.groups.push_back(trend.other);
   out.form = form;
   out.provenance = Provenance::extrapolated;
   out.method =
@@ -333,8 +381,13 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
       (form == "regime" ? " line " + std::to_string(line.index + 1) + " of " + std::to_string(line.count)
                         : "") +
       ", alpha x " + significant(scale, 3) + (tree ? " (log2 n, tree)" : " (n - 1, ring)") + ", " + tier +
-      " bus bandwidth kept" + pool.rpn_note;
-  return line.alpha_us * scale + bus_bytes * line.us_per_bus_byte;
+      (trend.known ? " bus bandwidth x " + significant(trend.factor, 3) + " (" + trend.why + ")"
+                   : " bus bandwidth kept") +
+      pool.rpn_note;
+  const double latency = line.alpha_us * scale, transfer = bus_bytes * line.us_per_bus_byte;
+  const double t = latency + transfer / trend.factor;
+  if (trend.known) widen_by_gap(band, t, latency + transfer, "the time with the bus bandwidth kept");
+  return t;
 }
 
 }  // namespace

@@ -75,12 +75,16 @@ TEST(CommModel, RankCountsBetweenAndBeyondTheMeasuredOnes) {
   EXPECT_EQ(p.provenance, Provenance::interpolated);
   EXPECT_EQ(p.groups.size(), 2u);
   EXPECT_NEAR(p.time_us / truth_us(std::exp2(26), 32, 4), 1.0, 0.10);
-  // Beyond 64 ranks: extrapolated from the 64-rank group, bandwidth of the inter-node tier kept.
+  // Beyond 64 ranks: extrapolated from the 64-rank group, its bus bandwidth carried at its change
+  // per octave from 16 ranks (none here: the truth's inter-node bandwidth does not change), the
+  // interval at least as wide as the gap to the bandwidth kept.
   p = model.predict({"allreduce", 256, 32, 0, std::exp2(28), ""});
   EXPECT_EQ(p.provenance, Provenance::extrapolated);
-  EXPECT_EQ(p.groups, std::vector<std::string>{"allreduce/fp32/n64/rpn8/nodes8"});
+  EXPECT_EQ(p.groups, (std::vector<std::string>{"allreduce/fp32/n64/rpn8/nodes8", "allreduce/fp32/n16/rpn8/nodes2"}));
   EXPECT_NE(p.method.find("alpha x"), std::string::npos);
+  EXPECT_NE(p.method.find("per octave from 16 to 64 measured ranks, over 2 octave(s)"), std::string::npos) << p.method;
   EXPECT_NEAR(p.busbw_gbps, 100.0, 10.0);
+  EXPECT_TRUE(p.has_interval);
   // Inside one node: only the intra-node group is used, whatever the size.
   p = model.predict({"allreduce", 4, 1, 0, std::exp2(24), ""});
   EXPECT_EQ(p.groups, std::vector<std::string>{"allreduce/fp32/n8/rpn8/nodes1"});
