@@ -33,7 +33,8 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
       {"comm_bytes", K::kBytes, "bytes",
        "the message size the modelled collectives have: the alpha-beta exported to Calculon, NERSC and "
        "ASTRA-sim "
-       "is the measured curve's secant there (default: a fit over every size >= 1 MiB)"},
+       "is the measured curve's secant there (default: collectives the line through the two largest measured "
+       "sizes, p2p a fit over every size >= 1 MiB)"},
       {"inter_busbw_gbps", K::kPositive, "GB/s (allreduce bus bandwidth across nodes)",
        "an inter-node tier by hand when none was measured: Calculon networks[1], NERSC ib_bandwidth, "
        "ASTRA-sim "

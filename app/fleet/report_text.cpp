@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -69,10 +70,16 @@ void table_markdown(std::ostringstream& out, const MetricTable& t, const std::st
 void header_markdown(std::ostringstream& out, const FleetDir& f, const Diagnosis& d) {
   const auto& m = f.manifest;
   out << "# gpucal fleet report: " << f.path << "\n\n";
-  if (m.is_object())
-    out << "Cluster " << m.value("cluster", "-") << ", suite " << m.value("suite", "-") << ", launcher "
-        << m.value("launcher", "-") << ", started " << m.value("start_time", "-") << ", ended " << m.value("end_time", "-")
-        << ", gpucal " << m.value("git_commit", "-") << ".\n";
+  if (m.is_object()) {
+    // A field fleet.json leaves empty or out is left out of the line, word and all: no "Cluster ,".
+    std::string line;
+    for (const auto& [key, word] : {std::pair{"cluster", "cluster "}, {"suite", "suite "}, {"launcher", "launcher "},
+                                    {"start_time", "started "}, {"end_time", "ended "}, {"git_commit", "gpucal "}}) {
+      const std::string field = m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : "";
+      if (!field.empty()) line += (line.empty() ? "" : ", ") + std::string(word) + field;
+    }
+    if (!line.empty()) out << static_cast<char>(std::toupper(static_cast<unsigned char>(line[0]))) << line.substr(1) << ".\n";
+  }
   out << f.nodes.size() << " node(s); outlier rule: robust z beyond " << format_value(d.options.z_threshold)
       << " and worse than the median by the factor " << format_value(1 - d.options.min_deviation)
       << (d.options.gross_factor > 1 ? ", or worse by the factor " + format_value(d.options.gross_factor) + " whatever the z"
