@@ -20,6 +20,7 @@
 
 #include "app/export/export_comm.h"
 #include "app/common/calibration_schema.h"
+#include "app/common/number_text.h"
 #include "app/export/export_common.h"
 #include "app/export/export_figures.h"
 #include "app/export/workload_refit.h"
@@ -38,6 +39,19 @@ struct TierInput {
   int64_t ranks_per_node = 0;  // of that group across nodes (0: as measured)
   bool must_be_filled = false;
 };
+
+// NOTES.md's first line: why networks[0].latency is not the Calibration table's alpha_us.
+std::string latency_lead(const CommFigure& ar, double around_bytes) {
+  const std::string line = "the allreduce line through the communication model's times " +
+                           (around_bytes > 0 ? "at comm_bytes (" + std::to_string(static_cast<int64_t>(around_bytes)) +
+                                                   " B) and the measured size below it"
+                                             : std::string("at the two largest measured sizes (the bandwidth end)"));
+  const std::string not_alpha = "not the Calibration table's alpha_us (the alpha-beta fit over every size, which the "
+                                "small messages set).";
+  if (ar.alpha_us > 0)
+    return "networks[0].latency (" + significant(ar.alpha_us, 6) + " us) is the intercept of " + line + ", " + not_alpha;
+  return "networks[0].latency is 0: " + line + " has a negative intercept; it is " + not_alpha;
+}
 
 // One networks[] entry from the measured fits of the tier, or nullopt with refusals recorded.
 std::optional<json> measured_tier(const json& calibration, const TierInput& t, double processor_usage,
@@ -86,6 +100,7 @@ std::optional<json> measured_tier(const json& calibration, const TierInput& t, d
       << "while allgather alpha = " << ag->alpha_us << " us, reduce_scatter alpha = " << rs->alpha_us
       << " us, p2p one-way alpha = " << p2p->alpha_us << " us";
   report.notes.push_back(lat.str());
+  if (t.spans_nodes == 0) report.lead = latency_lead(*ar, around);
   report.notes.push_back(name + ": the figures at " + std::to_string(t.group) +
                          " GPUs serve every group size on the tier (Calculon scales only by (n-1)/n)");
   return net;
@@ -302,7 +317,11 @@ ExportReport export_calculon(const json& calibration, const ExportSettings& sett
       "processing_mode = roofline: our GEMM and memory figures are achieved rates that already "
       "include the other's cost, so max(flop time, memory time), not their sum");
   system["networks"] = networks_list(calibration, settings, report);
-  if (settings.workload() && report.ok()) refit_calculon(*settings.workload(), system, report);
+  if (settings.workload() && report.ok()) {
+    refit_calculon(*settings.workload(), system, report);
+    report.lead = "networks[0].latency is fitted to the step's messages (--model: Workload-aware fields below), not "
+                  "the Calibration table's alpha_us (the alpha-beta fit over every size, which the small messages set).";
+  }
   write_export(report, out_dir, {{"system.json", system.dump(2) + "\n"}});
   return report;
 }

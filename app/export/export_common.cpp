@@ -86,6 +86,7 @@ void write_export(ExportReport& report, const std::string& out_dir,
 std::string format_export_notes(const ExportReport& r, const std::string& dir) {
   std::ostringstream s;
   s << "# " << r.consumer << " export: what fills each field, converted how, and what is assumed\n\n";
+  if (!r.lead.empty()) s << r.lead << "\n\n";
   for (const auto& f : r.files_written)
     if (fs::path(f).filename() != kExportNotesFile)
       s << "- wrote `" << fs::path(f).lexically_relative(dir).string() << "`\n";

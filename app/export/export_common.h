@@ -27,6 +27,9 @@ struct ExportReport {
   // With --model, NOTES.md's "Workload-aware fields" section (app/export/workload_fit.h); empty
   // otherwise, so NOTES.md is as without it.
   std::string workload_notes;
+  // One line a reader holding the files beside calibration.json needs first (Calculon: why its
+  // latency is not the Calibration table's alpha): under NOTES.md's title and in summary.md.
+  std::string lead;
   bool ok() const { return refused.empty(); }
 };
 

@@ -27,6 +27,10 @@ struct ExportTarget {
   // Describes a GPU (its tables are keyed by the GPU's architecture): `gpucal run` on the host
   // backend calls it not applicable rather than refused.
   bool gpu_only = false;
+  // The target whose files a tool runs together with this one's (ASTRA-sim replays chakra's
+  // traces on astrasim's network.yml and system.json): `gpucal run` writes both for the suite's
+  // step, and their NOTES.md say that they go together. Empty: none.
+  std::string_view runs_with;
   ExportReport (*write)(const nlohmann::json& calibration, const ExportSettings& settings,
                         const std::string& out_dir) = nullptr;
 };

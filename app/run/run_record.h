@@ -48,6 +48,9 @@ struct RunRecord {
   std::vector<std::string> exports_not_applicable;
   // Of those, the GPU-only exports on a host-backend run (ExportTarget::gpu_only).
   std::vector<std::string> exports_not_for_host;
+  // Exports written for the suite's step (--model and the layout flags of predict_args): the
+  // workload targets and those a tool runs with them (ExportTarget::runs_with).
+  std::vector<std::string> exports_for_step;
   std::string export_error;
   std::vector<StandIn> stand_ins;
   PredictOutcome predict;

@@ -20,6 +20,7 @@
 #include "app/run/bench_runner.h"
 #include "app/run/verdict.h"
 #include "core/output/file_io.h"
+#include "core/registry/registry.h"
 
 #ifndef GPUCAL_SOURCE_PLOTS_DIR
 #define GPUCAL_SOURCE_PLOTS_DIR ""
@@ -92,6 +93,60 @@ std::shared_ptr<const ExportWorkload> suite_workload(const RunRecord& r) {
   return workload.resolve(r.out_dir, nullptr, r.calibration);
 }
 
+namespace {
+
+// The step's flags as `gpucal export` takes them: the suite's prediction's, less --quiet.
+std::string step_flags(const RunRecord& r) {
+  std::string flags;
+  for (const auto& a : r.predict_args)
+    if (a != "--quiet") flags += (flags.empty() ? "" : " ") + a;
+  return flags;
+}
+
+bool written(const RunRecord& r, std::string_view target) {
+  return std::any_of(r.exports.begin(), r.exports.end(),
+                     [&](const ExportReport& e) { return e.consumer == target && e.ok(); });
+}
+
+// NOTES.md's paragraph under its title: the model and layout the export was written for, and
+// whether the files a tool runs with it (ExportTarget::runs_with) are for the same step.
+std::string written_for(const RunRecord& r, const ExportTarget& row) {
+  const std::string target(row.name);
+  if (std::find(r.exports_for_step.begin(), r.exports_for_step.end(), target) == r.exports_for_step.end())
+    return "Written for no particular model or layout: the measured reference shapes' figures, not fitted to " +
+           std::string(r.predict_args.empty() ? "a step" : "the suite's step (" + r.predict_label + ")") + ".";
+  std::string s = "Written for the suite's step, the one predict.json predicts: " + r.predict_label + " (`" +
+                  step_flags(r) + "`).";
+  if (row.runs_with.empty()) return s;
+  const std::string other(row.runs_with);
+  if (!written(r, other)) return s + " export/" + other + "/ was not written (summary.md says why).";
+  // The tool is the hardware target's (ASTRA-sim runs chakra's traces on astrasim's files).
+  const ExportTarget& hardware = row.workload ? registry::lookup(export_targets(), other, "export target") : row;
+  const std::string pair = row.workload ? other + "," + target : target + "," + other;
+  return s + " export/" + other + "/ is for the same step: the two go together (" + std::string(hardware.tool) +
+         " runs them together); for another model or layout re-export both: `gpucal export " + r.out_dir + " --to " +
+         pair + " " + step_flags(r) + "`.";
+}
+
+// Each written export's NOTES.md: what it was written for, under the title, and the figures
+// the run supplied (stand_ins.h), at the end.
+void annotate_notes(const RunRecord& r, const std::string& dir) {
+  for (const ExportTarget& row : export_targets()) {
+    if (!written(r, row.name)) continue;
+    const std::string target(row.name);
+    const std::string notes = (fs::path(dir) / target / kExportNotesFile).string();
+    std::string text = read_text(notes);
+    const std::size_t title_end = text.find("\n\n");
+    text.insert(title_end == std::string::npos ? text.size() : title_end + 2, written_for(r, row) + "\n\n");
+    const auto lines = stand_in_lines(r.stand_ins, target);
+    if (!lines.empty()) text += "\n## Supplied by gpucal run (not measured by this run)\n\n";
+    for (const auto& l : lines) text += "- " + l + "\n";
+    write_text_file(notes, text);
+  }
+}
+
+}  // namespace
+
 void export_step(RunRecord& r, std::ostream& log) {
   const std::string p2p_csv = (fs::path(r.out_dir) / "p2p.csv").string();
   r.stand_ins = stand_ins_for(r.calibration, p2p_csv, read_text("/proc/meminfo"));
@@ -111,19 +166,14 @@ void export_step(RunRecord& r, std::ostream& log) {
       // A suite that predicts no step has no workload to write.
       if (row.workload && !workload && workload_error.empty()) continue;
       ExportSettings settings = settings_for(r.stand_ins, target);
-      if (row.workload) settings.set_workload(workload);
+      // The workload targets, and those a tool runs with them (ASTRA-sim's network and system
+      // with chakra's traces), for the suite's step: the flags chakra and predict take.
+      const bool for_step = workload && (row.workload || !row.runs_with.empty());
+      if (for_step) settings.set_workload(workload);
       ExportReport report = row.workload && !workload
                                 ? ExportReport{.consumer = target, .refused = {workload_error}}
                                 : export_to(r.calibration, target, dir, settings).front();
-      if (report.ok()) {
-        // NOTES.md names each --set value; say where the run's came from.
-        const std::string notes = (fs::path(dir) / target / kExportNotesFile).string();
-        std::string text = read_text(notes);
-        const auto lines = stand_in_lines(r.stand_ins, target);
-        if (!lines.empty()) text += "\n## Supplied by gpucal run (not measured by this run)\n\n";
-        for (const auto& l : lines) text += "- " + l + "\n";
-        write_text_file(notes, text);
-      }
+      if (report.ok() && for_step) r.exports_for_step.push_back(target);
       if (report.ok())
         written += (written.empty() ? "" : ", ") + target;
       else if (row.needs_group && !r.single_rank.empty())
@@ -141,6 +191,7 @@ void export_step(RunRecord& r, std::ostream& log) {
     log << step_label("exports") << "failed: " << e.what() << "\n";
     return;
   }
+  annotate_notes(r, dir);
   int ok = 0;
   for (const auto& e : r.exports) ok += e.ok();
   std::string not_applicable, not_for_host;

@@ -107,6 +107,7 @@ std::vector<FitVerdict> fit_verdicts(const json& calibration) {
       if (!computed(held) || !computed(base)) continue;
       FitVerdict v{.group = group_name(g, collective),
                    .form = text_of(held, "form", text_of(best, "form", "-")),
+                   .exported_form = text_of(best, "form", "-"),
                    .sizes = static_cast<int>(member(g, "points").size()),
                    .fit_pct = held["mape_pct"].get<double>(),
                    .loglog_pct = base["mape_pct"].get<double>()};

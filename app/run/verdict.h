@@ -13,13 +13,15 @@ namespace gpucal::calibration {
 
 // One communication group's held-out error (every third measured size left out, predicted by
 // the form chosen on the others: cv_selection.h) beside log-log interpolation's on those sizes.
+// At least as good as interpolation: within kAsGoodRatio of its error, or kAsGoodPoints points.
+constexpr double kAsGoodRatio = 1.1, kAsGoodPoints = 2.0;
 struct FitVerdict {
-  std::string group;  // "allreduce fp32 n4", "sendrecv shm"
-  std::string form;   // the form chosen
+  std::string group;          // "allreduce fp32 n4", "sendrecv shm"
+  std::string form;           // the form chosen on the training split (best.selection_heldout)
+  std::string exported_form;  // the form chosen on every size, which the exports use (best.form)
   int sizes = 0;
   double fit_pct = 0, loglog_pct = 0;
-  // At least as good as interpolation: within 10% of its error, or 2 points.
-  bool as_good() const { return fit_pct <= std::max(1.1 * loglog_pct, loglog_pct + 2.0); }
+  bool as_good() const { return fit_pct <= std::max(kAsGoodRatio * loglog_pct, loglog_pct + kAsGoodPoints); }
 };
 std::vector<FitVerdict> fit_verdicts(const nlohmann::json& calibration);
 
