@@ -11,20 +11,19 @@ line; a `...` line stands for any number of lines the page leaves out. A transcr
 line is `# figures vary by machine` is compared for its shape: every number matches any number.
 
 A command line that ends in `# exits N` (or `# exits N or M`) must exit so; any other must exit
-0. A page whose blocks use `results/smoke` without making it starts from the main job's folder: the
-scratch copy runs `gpucal run --suite smoke --backend host --out results/smoke` first, as
-`bash .ci/smoke` does.
+0. A page whose blocks use `results/smoke` without making it starts from the main job's folder:
+`gpucal run --suite smoke --backend host`, as `bash .ci/smoke` runs it, made once and copied into
+each such page's scratch copy.
 
 A block is not run here when its first line (after a `#!` line) says so and why:
-  `# GPU only`           needs a GPU (.ci/gpu-check runs the GPU parts);
-  `# Slurm only`         needs a Slurm allocation (ctest's fleet tests run a local Slurm);
+  `# GPU only`           needs a GPU;
+  `# Slurm only`         needs a Slurm allocation (sbatch, srun);
   `# set-up`             the set-up commands themselves (CI runs .ci/run on a clean clone);
-  `# needs `TOOL         a tool the tree does not hold (OSU, ASTRA-sim): its benchmark script
-                         (tests/perf/) fetches and runs it.
+  `# needs `TOOL         a tool the tree does not hold (OSU, ASTRA-sim), named on that line.
 Every other block runs; a block that fails, or a transcript that differs, is one problem naming
 the page, the line and the first difference.
 
-usage: run_doc_commands.py [--root SOURCE_DIR] [--build BUILD_DIR] [--page PAGE ...] [--list]
+usage: run_doc_commands.py [--root SOURCE_DIR] [--build BUILD_DIR] [--page PAGE ...]
 Exit 0 when every block ran as shown, 1 with one line per problem."""
 import argparse
 import glob
@@ -155,7 +154,18 @@ def run_script(script, cwd, env):
     return r.stdout.split('\n'), ''
 
 
-def run_page(page, root, build, env, counts):
+def main_job_results(build, env, cache):
+    """The main job's results/smoke, made once (`gpucal run --suite smoke`) and shared by the pages
+    that start from it: (its folder, '') or (None, why it could not be made)."""
+    if 'smoke' not in cache:
+        folder = os.path.join(tempfile.mkdtemp(prefix='gpucal_docs_smoke_'), 'smoke')
+        _, why = run_script(f'gpucal run --suite smoke --backend host --out {folder} >/dev/null', os.path.dirname(folder),
+                            env)
+        cache['smoke'] = (None if why else folder, why)
+    return cache['smoke']
+
+
+def run_page(page, root, build, env, counts, cache):
     problems = []
     rel = os.path.relpath(page, root)
     scratch = scratch_copy(root, build)
@@ -164,9 +174,10 @@ def run_page(page, root, build, env, counts):
                          if info in SHELL_INFOS and not marker(body).startswith(NOT_HERE))
     try:
         if re.search(r'results/smoke\b', runnable) and not re.search(r'--out results/smoke\s', runnable):
-            _, why = run_script('gpucal run --suite smoke --backend host --out results/smoke >/dev/null', scratch, env)
+            folder, why = main_job_results(build, env, cache)
             if why:
                 return [f'{rel}: the main job\'s results/smoke: {why}']
+            shutil.copytree(folder, os.path.join(scratch, 'results', 'smoke'))
         for start, info, body in code_blocks(text):
             if info not in SHELL_INFOS or not any(line.strip() for line in body):
                 continue
@@ -210,8 +221,11 @@ def main():
     env = environment(build)
     counts = {'run': 0, 'elsewhere': 0, 'commands': 0}
     problems = []
+    cache = {}
     for page in pages(root, a.page):
-        problems += run_page(page, root, build, env, counts)
+        problems += run_page(page, root, build, env, counts, cache)
+    if cache.get('smoke', (None,))[0]:
+        shutil.rmtree(os.path.dirname(cache['smoke'][0]), ignore_errors=True)
     for p in problems:
         print(p)
     print(f"{counts['run']} block(s) run ({counts['commands']} transcript command(s) compared), "
