@@ -328,10 +328,11 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
 
 namespace {
 
-// What an op's cost depends on: its bench and measurement cells (dtype included); a message's
-// also on its group and on the layout that places the group on nodes (group_nnodes).
+// What an op's cost depends on: its bench, role (a --model run's row for that role wins) and
+// measurement cells (dtype included); a message's also on its group and on the layout that
+// places the group on nodes (group_nnodes).
 std::string answer_key(const ModelOp& op, const model::ParallelLayout& l) {
-  std::string key = op.bench();
+  std::string key = op.bench() + "|" + op.role;
   for (const auto& [k, v] : op.shape_cells()) key += "|" + k + "=" + v;
   if (op.kind == OpKind::collective || op.kind == OpKind::p2p)
     key += "|" + op.comm.group + "|" + std::to_string(op.comm.group_size) + "|" + std::to_string(l.tp) + "," +

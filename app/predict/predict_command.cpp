@@ -369,7 +369,9 @@ int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std
            {"sweep", sweep},
            {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
   doc["ranked"] = print_ranking(ranked);
-  if (batches.size() > 1)
+  const bool batch_swept = std::any_of(sweep.begin(), sweep.end(),
+                                       [](const std::string& item) { return sweep_key(item) == "global-batch"; });
+  if (batches.size() > 1 && !batch_swept)
     std::cout << "  the layouts run " << batches.size() << " different global batches (micro-batch x dp): ranked by "
               << "tokens/s; give --global-batch G to compare them at one\n";
   if (incomplete)
