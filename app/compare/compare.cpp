@@ -38,6 +38,9 @@ int CompareResult::failures() const {
 std::string CompareResult::nothing_compared() const {
   if (count(Verdict::regression) + count(Verdict::improvement) + count(Verdict::unchanged) > 0) return "";
   if (points.empty()) return "nothing was compared: neither run has a row";
+  if (count(Verdict::suspect) > 0)
+    return "nothing was judged: every point ok in both runs has a suspect timing (" +
+           std::to_string(count(Verdict::suspect)) + " suspect, not judged); rerun on a quiet machine";
   return "nothing was compared: no point is ok in both runs (" + std::to_string(count(Verdict::only_in_baseline)) +
          " only in the baseline, " + std::to_string(count(Verdict::only_in_current)) + " only in the current run, " +
          std::to_string(count(Verdict::status_changed)) + " ok in one run only, " +
@@ -192,6 +195,21 @@ PointComparison make_comparison(const std::string& bench, const std::string& poi
   return c;
 }
 
+// A preempted timing says nothing either way: the point is named as suspect, never passed as
+// unchanged nor failed as a regression (rerun to judge it), whichever test judged it.
+PointComparison judged_unless_suspect(PointComparison c, const RowRef& base, const RowRef& cur) {
+  const std::string base_suspect = base.suspect(), cur_suspect = cur.suspect();
+  if (base_suspect.empty() && cur_suspect.empty()) return c;
+  c.verdict = Verdict::suspect;
+  c.is_failure = false;
+  c.detail = "suspect timing in the " +
+             (base_suspect.empty() ? "current run: " + cur_suspect
+              : cur_suspect.empty() ? "baseline: " + base_suspect
+                                    : "baseline (" + base_suspect + ") and the current run: " + cur_suspect) +
+             "; rerun to judge this point";
+  return c;
+}
+
 PointComparison compare_point(const std::string& bench, const std::string& point, const RowRef& base,
                               const RowRef& cur, const CompareOptions& options) {
   PointComparison c = make_comparison(bench, point, Verdict::unchanged);
@@ -203,7 +221,8 @@ PointComparison compare_point(const std::string& bench, const std::string& point
     if (cur_status != "ok") c.detail += ": " + cur.status_detail();
     return c;
   }
-  if (compare_by_processes(base.bench->table, base.rows, cur.bench->table, cur.rows, options, c)) return c;
+  if (compare_by_processes(base.bench->table, base.rows, cur.bench->table, cur.rows, options, c))
+    return judged_unless_suspect(c, base, cur);
   c.baseline_median_us = base.median(point);
   c.current_median_us = cur.median(point);
   c.ratio = *c.current_median_us / *c.baseline_median_us;
@@ -228,19 +247,7 @@ PointComparison compare_point(const std::string& bench, const std::string& point
   } else {
     c.verdict = Verdict::unchanged;
   }
-  // A preempted timing says nothing either way: the point is named as suspect, never passed as
-  // unchanged nor failed as a regression (`gpucal run` retries such points; rerun to judge it).
-  const std::string base_suspect = base.suspect(), cur_suspect = cur.suspect();
-  if (!base_suspect.empty() || !cur_suspect.empty()) {
-    c.verdict = Verdict::suspect;
-    c.is_failure = false;
-    c.detail = "suspect timing in the " +
-               (base_suspect.empty() ? "current run: " + cur_suspect
-                : cur_suspect.empty() ? "baseline: " + base_suspect
-                                      : "baseline (" + base_suspect + ") and the current run: " + cur_suspect) +
-               "; rerun to judge this point";
-  }
-  return c;
+  return judged_unless_suspect(c, base, cur);
 }
 
 }  // namespace
