@@ -322,6 +322,7 @@ BandwidthTrend bandwidth_trend(const Pool& pool, const json& near, const CommQue
 void widen_by_gap(Band& band, double t, double other, const std::string& what) {
   if (!(t > 0) || !(other > 0)) return;
   const double gap = std::abs(std::log(other / t));
+  if (gap == 0 && !band.has) return;  // no spread and no trend: no interval, not a zero-width one
   band.up_log = std::max(band.up_log, gap);
   band.down_log = std::max(band.down_log, gap);
   band.rule = (band.has ? band.rule + "; " : std::string()) + "at least the gap to " + what + ", either way";

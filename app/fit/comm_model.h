@@ -10,7 +10,9 @@
 //                 measured ones, from the nearest measured group: each regime's alpha scaled with
 //                 log2 n for the latency-bound regimes of allreduce (trees, NCCL's choice for
 //                 small messages) and with n - 1 for the others (rings and pipelines: one step
-//                 per rank), its bus bandwidth beta kept (beta belongs to a link tier).
+//                 per rank); its bus bandwidth kept (a link tier's), or, with a second measured
+//                 count on that side, carried at the change per octave between the two nearest
+//                 counts at that size (within x1.5 per octave).
 // A link tier is intra-node (nnodes = 1) or inter-node (nnodes > 1); predictions never cross
 // tiers: an inter-node query needs inter-node measurements.
 //
@@ -25,7 +27,8 @@
 // conformal interval (comm_interval.h) around the prediction, widening between sparse sizes,
 // across a regime switch and with the log distance beyond the measured sizes; between two
 // measured rank counts the wider of the two groups' log half-widths; beyond them the nearest
-// group's, multiplied by 1 + |log2(n / n_measured)| (a rule: rank extrapolation is not measured).
+// group's, multiplied by 1 + |log2(n / n_measured)| (a rule: rank extrapolation is not measured),
+// and with a bandwidth trend at least the gap to the time with the bandwidth kept, either way.
 #pragma once
 
 #include <cstdint>
