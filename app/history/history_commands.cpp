@@ -42,6 +42,13 @@ void check_filter(const char* flag, const std::string& value, const std::vector<
                               registry::unknown_message(flag + 2, value, recorded) + " in " + history);
 }
 
+// The change less the fleet's median change that night (what the threshold is compared with).
+std::string judged_text(const Trend& t) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100 * (t.change - t.fleet_shift));
+  return text;
+}
+
 std::string change_text(const Trend& t) {
   if (!t.baseline) return "-";
   char text[32];
@@ -61,6 +68,7 @@ fleet::PromText regressions_prometheus(const std::vector<Trend>& trends) {
     p.gauge("regression", "1 when gpucal history regressions finds the latest figure beyond its rolling baseline's threshold, else 0",
             labels, t.regression);
     p.gauge("regression_change_ratio", "(latest - baseline) / baseline of the series gpucal history regressions judged", labels, t.change);
+    p.gauge("regression_judged_change_ratio", "the change less the fleet's median change that night: what the threshold is compared with", labels, t.change - t.fleet_shift);
     p.gauge("regression_threshold_ratio", "the relative change that counts as a regression for the series", labels, t.threshold);
   }
   for (const auto& t : trends)
@@ -232,12 +240,15 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
         << std::setw(12) << (t.baseline ? format_value(*t.baseline) : "-") << std::setw(10) << change_text(t) << std::setw(11)
         << (t.baseline ? threshold : "-") << std::setw(60) << ((t.basis.empty() ? "-" : t.basis) + " ") << verdict << "\n";
     fleet::JUnitCase jc{"gpucal.history." + t.node, t.metric, "", "", verdict};
-    if (t.regression) jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against its rolling baseline (threshold " + threshold + ")";
+    if (t.regression)
+      jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against its rolling baseline" +
+                   (t.fleet_shift != 0 ? ", " + judged_text(t) + " beyond the fleet's own change" : std::string()) +
+                   " (threshold " + threshold + ")";
     else if (!t.note.empty()) jc.skipped = t.note;
     cases.push_back(jc);
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
     all.push_back({{"metric", t.metric}, {"node", t.node}, {"unit", t.unit}, {"latest", opt(t.latest)}, {"latest_time", t.latest_time},
-                   {"baseline", opt(t.baseline)}, {"change", t.change}, {"spread", t.spread}, {"threshold", t.threshold},
+                   {"baseline", opt(t.baseline)}, {"change", t.change}, {"fleet_shift", t.fleet_shift}, {"judged_change", t.change - t.fleet_shift}, {"spread", t.spread}, {"threshold", t.threshold},
                    {"history", t.history}, {"spread_from", t.spread_from}, {"fleet_shift", t.fleet_shift}, {"basis", t.basis},
                    {"regression", t.regression}, {"note", t.note}});
   }
