@@ -175,7 +175,10 @@ int main(int argc, char** argv) {
   if (const int status = parse(app, argc, argv, args); status >= 0) return status;
   // GPUCAL_PARSE_ONLY: stop once the command line parses, before any file is read (the test that
   // runs every --help example, tests/e2e/check_help_examples.py).
-  if (std::getenv("GPUCAL_PARSE_ONLY") != nullptr) return 0;
+  if (const char* only = std::getenv("GPUCAL_PARSE_ONLY"); only != nullptr && std::string(only) == "1") {
+    gpucal::write_stderr_line("gpucal: GPUCAL_PARSE_ONLY=1: the flags parse; nothing was run");
+    return 0;
+  }
   try {
     for (auto& [command, sub] : commands)
       if (*sub) return stdout_written(command->run());

@@ -249,13 +249,14 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   take_benchmark_args(argc, argv, launch, args);
   // GPUCAL_PARSE_ONLY: stop once the command line parses, before any device or file is looked at
   // (the test that runs every --help example, tests/e2e/check_help_examples.py).
-  if (std::getenv("GPUCAL_PARSE_ONLY") != nullptr) {
+  if (const char* only = std::getenv("GPUCAL_PARSE_ONLY"); only != nullptr && std::string(only) == "1") {
     try {
       parse_options(app, args);
     } catch (const UsageError& e) {
       std::cerr << prog << ": error: " << e.what() << "\n";
       return 2;
     }
+    std::cerr << prog << ": GPUCAL_PARSE_ONLY=1: the flags parse; nothing was run\n";
     return 0;
   }
   // Parsing, on each process; every rank learns whether any rank failed.

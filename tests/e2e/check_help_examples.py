@@ -3,8 +3,8 @@
 two worked examples, at least one of them running that program; and every example's command line
 parses: each gpucal or bench_* command in it (after `&&`, inside `sbatch --wrap '...'`, after an
 `mpirun ... ` or `srun ... ` launcher) runs with GPUCAL_PARSE_ONLY=1, which stops the program once
-its flags are parsed, so a renamed flag, a value of the wrong kind or an unknown verb in an example
-fails here. Files and devices the examples name are not looked at (docs' commands run for real:
+its command line parses, so a renamed flag, a value of the wrong kind or an unknown verb in an
+example fails here (checks that combine flags, made when a verb runs, are not reached). Files and devices the examples name are not looked at (docs' commands run for real:
 tests/docs/run_doc_commands.py).
 
 Usage: check_help_examples.py GPUCAL BENCH...   (exit 0, or 1 with one line per problem)
