@@ -75,9 +75,7 @@ def parse_failures(name, examples, programs, scratch):
 def main():
     gpucal, benches = sys.argv[1], sys.argv[2:]
     failures = []
-    top = subprocess.run([gpucal, '--help'], capture_output=True, text=True, timeout=60).stdout
-    listing = top.split('Subcommands:', 1)[1].split('Examples:', 1)[0] if 'Subcommands:' in top else ''
-    verbs = re.findall(r'^  ([a-z][a-z-]+)\s', listing, re.M)
+    verbs = subcommands([gpucal])
     verbs += [f'{v} {n}' for v in list(verbs) for n in subcommands([gpucal, v])]
     programs = {'gpucal': os.path.abspath(gpucal), **{b.rsplit('/', 1)[-1]: os.path.abspath(b) for b in benches}}
     scratch = tempfile.mkdtemp(prefix='help_examples_')
