@@ -95,14 +95,22 @@ def main():
     verdicts = verdicts_by_point(cmp.stdout)
     # Every process 100x slower: disjoint when the baseline's processes lie within 100x of each
     # other, and a regression when 99 exceeds the spread between processes (and the threshold).
+    # A point with a preempted row (kept by --allow-suspect on a busy machine) is named suspect,
+    # never judged.
+    suspect = {r["point"] for r in rows if r.get("suspect")}
     expected = {s["point"] for s in spread
                 if 100 * float(s["time_us_process_min"]) > float(s["time_us_process_max"])
-                and float(s["between_process_spread_rel"]) < 99}
+                and float(s["between_process_spread_rel"]) < 99} - suspect
     got = {p for p, v in verdicts.items() if v == "REGRESSION"}
+    named_suspect = {p for p, v in verdicts.items() if v.lower() == "suspect"}
     if got != expected or not expected or cmp.returncode == 0:
-        fail(f"compare against 100x times: exit {cmp.returncode}; regressions {sorted(got)}, expected {sorted(expected)}")
+        fail(f"compare against 100x times: exit {cmp.returncode}; regressions {sorted(got)}, expected {sorted(expected)}"
+             f" (suspect in the baseline: {sorted(suspect)})")
+    if not suspect <= named_suspect:
+        fail(f"points with a suspect row not named suspect: {sorted(suspect - named_suspect)}")
     print(f"OK: {len(per_point)} points x 3 processes merged; {len(spread)} spread rows; compare: {len(got)} "
-          f"regressions at 100x, {len(spread) - len(got)} within their spread between processes; none against itself")
+          f"regressions at 100x, {len(suspect)} suspect, {len(spread) - len(got) - len(suspect)} within their spread "
+          f"between processes; none against itself")
 
 
 if __name__ == "__main__":
