@@ -25,7 +25,7 @@ std::string json_parse_error_text(const std::exception& e) {
   return text;
 }
 
-json read_calibration_file(const std::string& path) {
+json read_json_document(const std::string& path) {
   if (const std::string why = not_a_regular_file(path); !why.empty()) throw std::runtime_error(path + ": " + why);
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open");
@@ -39,6 +39,11 @@ json read_calibration_file(const std::string& path) {
   } catch (const DuplicateKeyError& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
+  return doc;
+}
+
+json read_calibration_file(const std::string& path) {
+  json doc = read_json_document(path);
   validate_calibration(doc, path);
   return doc;
 }

@@ -17,6 +17,9 @@ void write_json_file(const nlohmann::json& document, const std::string& path);
 // Reads and checks the file against the schema (calibration_schema.h): throws SchemaError
 // naming the file and the JSON path, std::runtime_error for unreadable or malformed JSON.
 nlohmann::json read_calibration_file(const std::string& path);
+// Any JSON file, keys unique; throws std::runtime_error("PATH: why") when it is not a readable
+// regular file of valid JSON.
+nlohmann::json read_json_document(const std::string& path);
 
 // A JSON parse error in words, without the library's "[json.exception.parse_error.101] parse
 // error at" prefix: "line 1, column 2: syntax error while parsing value - invalid literal".

@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "app/check/check_command.h"
+#include "app/check/health_command.h"
 #include "app/common/command.h"
+#include "app/common/output_guard.h"
 #include "app/fleet/baseline.h"
 #include "app/fleet/fleet_run.h"
 #include "app/fleet/report_command.h"
@@ -23,6 +25,8 @@ struct State {
   BaselineOptions baseline;
   ScheduleOptions schedule;
   check::CheckOptions check_options;
+  check::HealthOptions health;
+  bool check_health = false;
   std::string history_path, history_cluster;
   std::vector<std::string> import_paths;
   history::ShowOptions show;
@@ -139,12 +143,43 @@ void add_fleet_others(CLI::App& fleet, State& s) {
 
 void add_check(CLI::App& app, State& s) {
   auto* c = s.check_cmd = app.add_subcommand("check", "a results folder against its SKU's expectations (exit 1 on a miss)");
-  c->add_option("RESULTS_DIR", s.check_options.results_dir, "results folder")->required();
+  c->add_option("RESULTS_DIR", s.check_options.results_dir, "results folder (none with --health)");
   c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file (none is refused: check needs expectations)")->capture_default_str()->type_name("auto|none|FILE");
   c->add_option("--junit", s.check_options.junit, "write JUnit XML")->type_name("FILE");
   c->add_option("--json", s.check_options.json, "write the table as JSON")->type_name("FILE");
   c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown")->type_name("FILE");
   c->add_option("--prometheus", s.check_options.prometheus, "write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
+  c->add_flag("--health", s.check_health,
+              "this node's health instead of a results folder: PCIe links, memory ECC, CPU throttling (sysfs), and per GPU "
+              "ECC, row remaps, PCIe, clock slowdowns, temperature, NVLink (NVML); exit 1 on a failure or when nothing could be checked");
+  c->add_option("--sysfs", s.health.sysfs, "--health: where to read sysfs")->capture_default_str()->type_name("DIR");
+  c->add_option("--health-from", s.health.from, "--health: judge a recorded readings file (the JSON --health --json wrote) instead of this node")
+      ->type_name("FILE");
+  c->add_option("--node", s.health.node, "--health: the node's name (default: SLURMD_NODENAME, else the short host name)");
+  c->add_flag("--drain", s.health.drain, "--health: on a failure, drain this node in Slurm with the failure as its reason");
+  c->add_option("--scontrol", s.health.scontrol, "the program --drain runs")->capture_default_str();
+}
+
+int run_check_or_health(State& s) {
+  check::CheckOptions& c = s.check_options;
+  if (!s.check_health) {
+    for (const char* flag : {"--sysfs", "--health-from", "--node", "--drain", "--scontrol"})
+      if (s.check_cmd->get_option(flag)->count() > 0)
+        throw std::invalid_argument(std::string(flag) + " goes with --health (this node's health checks)");
+    if (c.results_dir.empty()) throw std::invalid_argument("check: give a RESULTS_DIR to judge, or --health for this node's health");
+    return check::run_check(c, std::cout);
+  }
+  if (!c.results_dir.empty())
+    throw std::invalid_argument("check --health judges this node, not " + c.results_dir +
+                                ": run gpucal check twice, once with the folder and once with --health");
+  for (const char* flag : {"--expect", "--markdown"})
+    if (s.check_cmd->get_option(flag)->count() > 0) throw std::invalid_argument(std::string(flag) + " does not go with --health");
+  s.health.json = c.json;
+  s.health.junit = c.junit;
+  s.health.prometheus = c.prometheus;
+  calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}, {"--prometheus", c.prometheus}},
+                                          {.files = {s.health.from}, .folders = {}});
+  return check::run_health(s.health, std::cout);
 }
 
 CLI::App* add_history(CLI::App& app, State& s) {
@@ -197,7 +232,7 @@ std::optional<int> run_parsed(State& s) {
   if (parsed(s.fleet_report)) return run_report(s.report, std::cout);
   if (parsed(s.fleet_baseline)) return run_baseline(s.baseline, std::cout);
   if (parsed(s.fleet_schedule)) return run_schedule(s.schedule, std::cout);
-  if (parsed(s.check_cmd)) return check::run_check(s.check_options, std::cout);
+  if (parsed(s.check_cmd)) return run_check_or_health(s);
   if (parsed(s.history_import)) return history::run_import(s.history_path, s.import_paths, s.history_cluster, s.report.diagnosis, std::cout);
   if (parsed(s.history_show)) return history::run_show(s.show, std::cout);
   if (parsed(s.history_regressions)) return history::run_regressions(s.regressions, std::cout);
@@ -215,6 +250,8 @@ class OperatorCommand : public calibration::Command {
           {"gpucal check results/smoke --expect auto", "one node's results against its SKU's floors (exit 1 on a miss)"},
           {"gpucal check results/node01 --expect expectations/h100_sxm.json --junit check.xml", "against a given file, JUnit for CI"},
           {"gpucal check results/node01 --prometheus /var/lib/node_exporter/gpucal_check.prom", "the verdicts as Prometheus gauges"},
+          {"gpucal check --health --drain", "this node's health; drain it in Slurm on a failure (HealthCheckProgram, prolog)"},
+          {"gpucal check --health --health-from node07-health.json", "judge readings recorded on another node"},
       }));
       return s_.check_cmd;
     }

@@ -6,6 +6,9 @@
 #   local_cluster.sh up [NODES]     start munged, slurmctld and NODES slurmds (default 6)
 #   local_cluster.sh down           stop everything `up` started and remove the namespaces
 #   local_cluster.sh env            the variables a client needs (SLURM_CONF), for eval
+#   local_cluster.sh health NODE COMMAND...
+#                                   what NODE's Slurm HealthCheckProgram runs from now on (every
+#                                   $GPUCAL_CLUSTER_HEALTH_INTERVAL s, default 60; before, it passes)
 #   local_cluster.sh fault link NODE RATE | cpu NODE PERCENT | stop NODE | clear
 #                                   plant a fault: rate-limit NODE's veth (tc tbf), cap its CPU
 #                                   (cgroup v1 cpu.cfs_quota_us), SIGSTOP everything in it
@@ -84,9 +87,36 @@ MessageTimeout=30
 KillWait=5
 InactiveLimit=0
 MinJobAge=30
+HealthCheckProgram=${DIR}/healthcheck
+HealthCheckInterval=${GPUCAL_CLUSTER_HEALTH_INTERVAL:-60}
+HealthCheckNodeState=ANY
 NodeName=${PREFIX}node[1-${n}] NodeAddr=${SUBNET}.[11-$((10 + n))] CPUs=4 RealMemory=1000 State=UNKNOWN
 PartitionName=fleet Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
+}
+
+# Slurm's HealthCheckProgram, run by each slurmd as root at its start and every
+# HealthCheckInterval seconds, with a bare environment: it runs $DIR/health.d/NODE where that
+# exists (`local_cluster.sh health NODE COMMAND...` writes it), else passes.
+write_healthcheck() {
+  mkdir -p "$DIR/health.d"
+  cat > "$DIR/healthcheck" <<HC
+#!/bin/sh
+export SLURM_CONF=$DIR/slurm.conf PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+node=\${SLURMD_NODENAME:-\$(hostname)}
+[ -x "$DIR/health.d/\$node" ] || exit 0
+exec "$DIR/health.d/\$node" >> "$DIR/log/health-\$node.log" 2>&1
+HC
+  chmod 755 "$DIR/healthcheck"
+}
+
+# The program NODE's health check runs from now on (a shell command line).
+set_health() {
+  local node=$1; shift
+  mkdir -p "$DIR/health.d"
+  printf '#!/bin/sh\nexec %s\n' "$*" > "$DIR/health.d/$node.new"
+  chmod 755 "$DIR/health.d/$node.new"
+  mv "$DIR/health.d/$node.new" "$DIR/health.d/$node"
 }
 
 start_munge() {
@@ -144,6 +174,7 @@ up() {
   echo "$n" > "$DIR/nodes"
   trap 'down >/dev/null 2>&1 || true' ERR
   write_config "$n"
+  write_healthcheck
   network_up "$n"
   start_munge
   start_daemons "$n"
@@ -241,6 +272,7 @@ case "${1:-}" in
   up) up "${2:-6}" ;;
   down) down ;;
   env) echo "export SLURM_CONF=$DIR/slurm.conf" ;;
+  health) [ $# -ge 3 ] || die "health: expected NODE COMMAND..."; set_health "$2" "${@:3}" ;;
   fault)
     case "${2:-}" in
       link) fault_link "$3" "$4" ;;
@@ -249,5 +281,5 @@ case "${1:-}" in
       clear) clear_faults ;;
       *) die "fault: expected link NODE RATE | cpu NODE PERCENT | stop NODE | clear" ;;
     esac ;;
-  *) echo "usage: $0 up [NODES] | down | env | fault link|cpu|stop|clear ..." >&2; exit 2 ;;
+  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|cpu|stop|clear ..." >&2; exit 2 ;;
 esac

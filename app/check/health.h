@@ -1,0 +1,86 @@
+// `gpucal check --health`: the node's health, not its speed. Each check is named, judged pass,
+// warn, fail or "not available" (the hardware or the kernel does not expose it: never a pass),
+// and carries the raw value it judged. Readings come from sysfs on every host (PCIe links of
+// every PCI device, EDAC memory error counts, CPU thermal-throttle counters) and from NVML on an
+// NVIDIA node (app/check/nvml_health.h); a recorded readings file (`--health-from`, the
+// "readings" object of `--json`) is judged by the same rules. The rules and their sources:
+// docs/operators.md, "Health checks".
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucal::check {
+
+struct PcieLinkReading {
+  std::string device;  // PCI address, 0000:3b:00.0
+  std::string speed, max_speed;  // sysfs text, "16.0 GT/s PCIe"; GPU: "Gen4"
+  int width = 0, max_width = 0;
+};
+
+struct EdacReading {
+  std::string controller;  // mc0
+  long long corrected = 0, uncorrected = 0;
+};
+
+struct CpuThrottleReading {
+  int cpu = 0;
+  long long core_count = 0, package_count = 0;
+};
+
+struct NvlinkReading {
+  int link = 0;
+  bool active = false;
+  std::optional<unsigned long long> replay, recovery, crc_flit;
+};
+
+// One GPU as NVML reports it; nullopt where the device does not support the query.
+struct GpuReading {
+  int index = 0;
+  std::string name;
+  std::optional<unsigned long long> ecc_uncorrected_volatile, ecc_corrected_volatile;
+  std::optional<unsigned> remap_pending, remap_failure, retired_pages_pending;
+  std::optional<unsigned> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+  std::optional<unsigned long long> clock_event_reasons;  // NVML's bit mask
+  std::optional<unsigned> temperature_c, slowdown_temperature_c;
+  std::vector<NvlinkReading> nvlinks;
+};
+
+// What a node exposes. `*_source` says where a kind was read, or why it is not available.
+struct HealthReadings {
+  std::vector<PcieLinkReading> pcie;
+  std::string pcie_source;
+  std::vector<EdacReading> edac;
+  std::string edac_source;
+  std::vector<CpuThrottleReading> cpu_throttle;
+  std::string cpu_throttle_source;
+  std::vector<GpuReading> gpus;
+  std::string gpu_source;
+};
+
+struct HealthLine {
+  std::string check, subject, status, value, detail;  // status: pass | warn | fail | not available
+};
+
+// Reads PCIe, EDAC and CPU thermal-throttle counters under `sysfs_root` (/sys, or a copy).
+void read_sysfs_health(const std::string& sysfs_root, HealthReadings& into);
+
+// The judged lines, one per check and subject; a kind with no readings gives one "not available"
+// line naming why.
+std::vector<HealthLine> judge_health(const HealthReadings& r);
+
+// "pass" when something passed and nothing failed, "fail" on any fail, "nothing checked" when every
+// line is "not available" (a gate that checked nothing fails closed).
+std::string health_verdict(const std::vector<HealthLine>& lines);
+
+// The first failing line (check, subject, value) and how many more failed, as one line; "nothing
+// checked" when nothing was; "" on a pass.
+std::string health_reason(const std::vector<HealthLine>& lines);
+
+nlohmann::json readings_to_json(const HealthReadings& r);
+// Throws std::invalid_argument naming `path` and the field on a malformed readings document.
+HealthReadings readings_from_json(const nlohmann::json& j, const std::string& path);
+
+}  // namespace gpucal::check

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""gpucal check --health: each rule judged on the recorded inputs of tests/fixtures/health (sysfs
+trees in the kernel's formats, NVML readings as NVML's calls return them) and on readings made
+here for the rules the fixtures do not reach; the verdict, the exit code, the drain command (a
+stand-in scontrol that records its arguments), the JSON round trip (--json, then --health-from),
+the Prometheus gauges, JUnit, and the refusals.
+
+usage: check_health.py GPUCAL FIXTURES_DIR WORKDIR
+"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def gpucal(*args, env=None):
+    return subprocess.run([GPUCAL, "check", "--health", *args], capture_output=True, text=True, timeout=60,
+                          env=env)
+
+
+def statuses(doc):
+    return {(l["check"], l["subject"]): l["status"] for l in doc["lines"]}
+
+
+def judged(readings, name):
+    path = os.path.join(WORK, name + ".json")
+    json.dump({"readings": readings}, open(path, "w"))
+    out = os.path.join(WORK, name + ".out.json")
+    run = gpucal("--health-from", path, "--json", out)
+    return run, (json.load(open(out)) if os.path.exists(out) else None)
+
+
+def sysfs_cases():
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-healthy"), "--node", "n1", "--json", os.path.join(WORK, "h.json"))
+    doc = json.load(open(os.path.join(WORK, "h.json")))
+    s = statuses(doc)
+    check(run.returncode == 0 and doc["verdict"] == "pass", f"healthy sysfs passes (exit {run.returncode})")
+    check(s[("pcie_link", "0000:17:00.0")] == "pass" and s[("pcie_link", "0000:3b:00.0")] == "pass" and
+          not any(k[1] in ("0000:00:1c.0", "0000:00:00.0") for k in s),
+          "PCIe: trained links judged, an untrained port and the host bridge left out")
+    check(s[("memory_ecc", "mc0")] == "warn" and s[("memory_ecc", "mc1")] == "pass", "EDAC: corrected errors warn")
+    check(s[("cpu_thermal_throttle", "cpu0")] == "pass", "CPU thermal throttle counters read")
+    check(s[("gpu", "-")] == "not available", "no GPU library: GPUs not available, never a pass")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-narrow-nic"), "--node", "n2")
+    check(run.returncode == 1 and "pcie_link             0000:3b:00.0" in run.stdout and "x8 of 16.0 GT/s PCIe x16" in run.stdout
+          and "verdict: FAIL" in run.stdout, "a NIC trained at x8 of x16 fails the node")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-memory-error"), "--node", "n3", "--json", os.path.join(WORK, "m.json"))
+    s = statuses(json.load(open(os.path.join(WORK, "m.json"))))
+    check(run.returncode == 1 and s[("memory_ecc", "mc1")] == "fail" and s[("pcie_link", "0000:17:00.0")] == "warn",
+          "uncorrected memory errors fail; a GPU link at 2.5 of 32 GT/s (idle power saving) only warns")
+    empty = os.path.join(WORK, "empty-sysfs")
+    os.makedirs(empty, exist_ok=True)
+    run = gpucal("--sysfs", empty, "--node", "n4")
+    check(run.returncode == 1 and "NOTHING CHECKED" in run.stdout and "nothing checked" in run.stderr,
+          "a node exposing none of the checks fails closed")
+
+
+def nvml_cases():
+    expect = {"nvml-healthy": (0, []), "nvml-remap-pending": (1, [("gpu_ecc", "gpu3"), ("gpu_row_remap", "gpu3")]),
+              "nvml-nvlink-down": (1, [("gpu_nvlink", "gpu5")]),
+              "nvml-hw-thermal": (1, [("gpu_clock_slowdown", "gpu6"), ("gpu_temperature", "gpu6")]),
+              "nvml-pcie-x8": (1, [("gpu_pcie_link", "gpu1")])}
+    for name, (rc, fails) in expect.items():
+        out = os.path.join(WORK, name + ".judged.json")
+        run = gpucal("--health-from", os.path.join(FIX, name + ".json"), "--json", out)
+        doc = json.load(open(out))
+        got = sorted(k for k, v in statuses(doc).items() if v == "fail")
+        check(run.returncode == rc and got == sorted(fails), f"{name}: exit {run.returncode}, failures {got}")
+    s = statuses(json.load(open(os.path.join(WORK, "nvml-pcie-x8.judged.json"))))
+    check(s[("gpu_pcie_link", "gpu2")] == "warn", "a GPU at Gen1 of Gen5 (idle) warns")
+    s = statuses(json.load(open(os.path.join(WORK, "nvml-nvlink-down.judged.json"))))
+    # Round trip: the JSON written is judged the same when read back.
+    again = os.path.join(WORK, "again.json")
+    gpucal("--health-from", os.path.join(WORK, "nvml-nvlink-down.judged.json"), "--json", again)
+    check(statuses(json.load(open(again))) == s, "--json then --health-from judges the same")
+
+
+def made_cases():
+    base = json.load(open(os.path.join(FIX, "nvml-healthy.json")))["readings"]
+    cases = []
+    r = copy.deepcopy(base); r["gpus"][0]["clock_event_reasons"] = 0x20
+    cases.append(("software thermal slowdown warns", r, ("gpu_clock_slowdown", "gpu0"), "warn", 0))
+    r = copy.deepcopy(base); r["gpus"][0]["temperature_c"] = 85
+    cases.append(("85 C with slowdown at 89 C warns", r, ("gpu_temperature", "gpu0"), "warn", 0))
+    r = copy.deepcopy(base); r["gpus"][0]["slowdown_temperature_c"] = None
+    cases.append(("no slowdown threshold: temperature not available", r, ("gpu_temperature", "gpu0"), "not available", 0))
+    r = copy.deepcopy(base); r["gpus"][0].update(remap_pending=None, remap_failure=None, retired_pages_pending=1)
+    cases.append(("page retirement pending (pre-Ampere) fails", r, ("gpu_row_remap", "gpu0"), "fail", 1))
+    r = copy.deepcopy(base); r["gpus"][0]["remap_failure"] = 1
+    cases.append(("a failed row remap fails", r, ("gpu_row_remap", "gpu0"), "fail", 1))
+    r = copy.deepcopy(base); r["gpus"][0]["nvlinks"][4]["recovery"] = 2
+    cases.append(("NVLink recoveries warn", r, ("gpu_nvlink", "gpu0"), "warn", 0))
+    r = copy.deepcopy(base); r["gpus"][0]["nvlinks"] = []
+    cases.append(("no NVLink: not available", r, ("gpu_nvlink", "gpu0"), "not available", 0))
+    r = copy.deepcopy(base); r["gpus"][0].update(ecc_uncorrected_volatile=None, ecc_corrected_volatile=None)
+    cases.append(("ECC off: not available", r, ("gpu_ecc", "gpu0"), "not available", 0))
+    r = copy.deepcopy(base); r["gpus"][0]["ecc_corrected_volatile"] = 7
+    cases.append(("corrected GPU ECC errors warn", r, ("gpu_ecc", "gpu0"), "warn", 0))
+    for i, (what, readings, key, status, rc) in enumerate(cases):
+        run, doc = judged(readings, f"made{i}")
+        check(doc is not None and statuses(doc).get(key) == status and run.returncode == rc,
+              f"{what}: {statuses(doc).get(key) if doc else None}, exit {run.returncode}")
+
+
+def outputs_and_drain():
+    bin_dir = os.path.join(WORK, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    log = os.path.join(WORK, "scontrol.log")
+    fake = os.path.join(bin_dir, "scontrol")
+    with open(fake, "w") as f:
+        f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> {log}\n")
+    os.chmod(fake, 0o755)
+    env = dict(os.environ, SLURMD_NODENAME="gpu-node-07")
+    prom = os.path.join(WORK, "health.prom")
+    junit = os.path.join(WORK, "health.xml")
+    run = gpucal("--health-from", os.path.join(FIX, "nvml-nvlink-down.json"), "--drain", "--scontrol", fake,
+                 "--prometheus", prom, "--junit", junit, env=env)
+    args = open(log).read().splitlines() if os.path.exists(log) else []
+    check(run.returncode == 1 and args[:3] == ["update", "NodeName=gpu-node-07", "State=DRAIN"] and
+          args[3].startswith("Reason=gpucal health: gpu_nvlink gpu5") and "drained gpu-node-07" in run.stdout,
+          f"--drain drains SLURMD_NODENAME with the failure as the reason: {args}")
+    text = open(prom).read()
+    check('gpucal_health_ok{node="gpu-node-07"} 0' in text and
+          'gpucal_health_status{node="gpu-node-07",check="gpu_nvlink",subject="gpu5",status="fail"} 1' in text,
+          "Prometheus: the verdict gauge and a status per check")
+    if shutil.which("promtool"):
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        check(lint.returncode == 0, f"promtool check metrics: {lint.stdout}{lint.stderr}")
+    xml = open(junit).read()
+    check("<failure" in xml and "gpu_nvlink gpu5" in xml, "JUnit: the failing check is a failure")
+    os.remove(log)
+    run = gpucal("--health-from", os.path.join(FIX, "nvml-healthy.json"), "--drain", "--scontrol", fake, env=env)
+    check(run.returncode == 0 and not os.path.exists(log), "a healthy node is not drained")
+
+
+def refusals():
+    bad = os.path.join(WORK, "bad.json")
+    open(bad, "w").write('{"readings": {"gpus": [{"index": 0, "pcie_width": -1}]}}')
+    for args, words in [(["--health-from", bad], "readings.gpus[0].pcie_width must be a non-negative number"),
+                        (["--health-from", os.path.join(WORK, "missing.json")], "missing.json"),
+                        (["results/smoke"], "run gpucal check twice"),
+                        (["--expect", "auto"], "--expect does not go with --health"),
+                        (["--health-from", bad, "--json", bad], "--json")]:
+        run = gpucal(*args)
+        lines = run.stderr.strip().splitlines()
+        check(run.returncode == 2 and len(lines) == 1 and words in lines[0] and "exception" not in run.stderr,
+              f"refused in one line: {args} -> exit {run.returncode}: {run.stderr.strip()}")
+    run = subprocess.run([GPUCAL, "check", "--sysfs", "/sys"], capture_output=True, text=True)
+    check(run.returncode == 2 and "--sysfs goes with --health" in run.stderr, "--sysfs without --health is refused")
+
+
+if __name__ == "__main__":
+    GPUCAL, FIX, WORK = sys.argv[1:4]
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    sysfs_cases()
+    nvml_cases()
+    made_cases()
+    outputs_and_drain()
+    refusals()
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
