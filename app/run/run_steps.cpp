@@ -240,8 +240,10 @@ std::string find_python_with_matplotlib(std::string& why_not) {
 
 std::string find_plots_dir(const std::string& gpucal_path) {
   if (const char* env = std::getenv("GPUCAL_PLOTS_DIR"); env && *env) return env;
-  const fs::path beside = fs::path(gpucal_executable(gpucal_path)).parent_path() / "plots";
-  if (fs::exists(beside / "plot_results.py")) return beside.string();
+  const fs::path bin = fs::path(gpucal_executable(gpucal_path)).parent_path();
+  // Beside the binary (the build tree), or an install's PREFIX/share/gpucal/plots.
+  for (const fs::path& dir : {bin / "plots", bin.parent_path() / "share" / "gpucal" / "plots"})
+    if (fs::exists(dir / "plot_results.py")) return dir.string();
   return GPUCAL_SOURCE_PLOTS_DIR;
 }
 
