@@ -44,14 +44,14 @@ std::string format_health(const std::vector<HealthLine>& lines) {
   std::ostringstream out;
   std::map<std::string, int> passes;
   out << std::left << std::setw(22) << "check" << std::setw(15) << "subject" << std::setw(15) << "status"
-      << std::setw(40) << "value" << "detail\n";
+      << std::setw(42) << "value" << "detail\n";
   for (const auto& l : lines) {
     if (l.status == "pass") {
       ++passes[l.check];
       continue;
     }
     out << std::left << std::setw(22) << l.check << std::setw(15) << l.subject << std::setw(15) << l.status
-        << std::setw(40) << l.value << l.detail << "\n";
+        << std::setw(42) << l.value << l.detail << "\n";
   }
   for (const auto& [check, n] : passes)
     out << std::left << std::setw(22) << check << std::setw(15) << (std::to_string(n) + " subject(s)") << "pass\n";

@@ -97,6 +97,10 @@ void add_fleet_run(CLI::App& fleet, State& s) {
   add_number(*c, "--straggler-min", o.stragglers.min_s, "node phase: ... but never before this many seconds", {.min = 0, .max = 1e7})
       ->capture_default_str();
   c->add_option("--bin-dir", o.bin_dir, "where gpucal run and the fleet find the bench_* binaries")->type_name("DIR");
+  c->add_flag("!--no-health", o.health,
+              "node phase: skip gpucal check --health (by default each node's verdict goes to nodes/<name>.health.json and a "
+              "failure names the node in the report)");
+  c->add_option("--health-args", o.health_args, "node phase: more arguments for gpucal check --health (say --sysfs DIR)");
   c->add_option("--cluster", o.cluster, "cluster name in fleet.json and the history (default: $SLURM_CLUSTER_NAME)");
   c->add_flag("!--no-report", s.run_report, "do not run gpucal fleet report at the end");
   c->add_option("--history", s.report.history, "record the run in this history file (SQLite)")->type_name("FILE");
@@ -202,7 +206,11 @@ CLI::App* add_history(CLI::App& app, State& s) {
   rg->add_option("--metric", r.metric, "only this metric");
   rg->add_option("--node", r.node, "only this node");
   add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
-  add_number(*rg, "--k", r.options.k, "threshold = max(min change, k x run-to-run spread)", {.min = 0, .max = 1e6})->capture_default_str();
+  rg->add_option("--k", r.k_text,
+                 "threshold = max(min change, k x run-to-run spread); auto: k keeps the expected healthy series flagged a "
+                 "night at 0.05 across the series judged (3.4 for 35 series, 4.6 for 10,000; at least 3)")
+      ->capture_default_str()
+      ->type_name("auto|FLOAT");
   add_number(*rg, "--min-change", r.options.min_change, "smallest relative change that counts", {.min = 0, .max = 10})->capture_default_str();
   add_number(*rg, "--min-history", r.options.min_history,
              "previous runs needed for a verdict (fewer than --window: the spread is the fleet's change that night)",

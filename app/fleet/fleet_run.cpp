@@ -99,6 +99,13 @@ std::string node_phase_command(const Context& c, const std::string& node) {
                                                       : "all";
   inner += " --threads " + shell_quote(threads);
   if (!c.o.bin_dir.empty()) inner += " --bin-dir " + shell_quote(c.o.bin_dir);
+  // The node's health first (its verdict for the report; a failure does not stop the benches).
+  if (c.o.health) {
+    const fs::path health = fs::path(c.o.out_dir) / "nodes" / (node + ".health.json");
+    const std::string check = shell_quote(c.gpucal) + " check --health --node " + shell_quote(node) + " --json " +
+                              shell_quote(health.string()) + (c.o.health_args.empty() ? "" : " " + c.o.health_args);
+    inner = "sh -c " + shell_quote(check + " >/dev/null 2>&1; exec " + inner);
+  }
   return single_command(c.o.launcher, node, inner);
 }
 

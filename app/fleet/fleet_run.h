@@ -46,6 +46,9 @@ struct FleetRunOptions {
   double node_timeout_s = 3600, link_timeout_s = 900, fleet_timeout_s = 1800, probe_timeout_s = 30;
   StragglerRule stragglers;
   std::string bin_dir, gpucal_path, cluster;
+  // node phase: gpucal check --health first (nodes/<name>.health.json), with these extra arguments
+  bool health = true;
+  std::string health_args;
   std::vector<std::string> command_line;
 };
 

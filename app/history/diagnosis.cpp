@@ -156,6 +156,28 @@ Suspect suspect_of(const Ranked& r, const MetricTable& t, const std::string& kin
                  t.reference ? std::optional(t.reference->median) : std::nullopt, prefix + reason_of(r, t)};
 }
 
+// What the node phase's health checks could not say: nodes that expose none of them, nodes
+// without a verdict while others have one.
+void health_notes(const FleetDir& f, Diagnosis& d) {
+  std::vector<std::string> nothing, missing;
+  bool any = false;
+  for (const auto& n : f.nodes) {
+    any |= !n.health.empty();
+    if (n.health == "nothing checked") nothing.push_back(n.name);
+    if (n.health.empty() && n.status == "ok") missing.push_back(n.name);
+  }
+  auto listed = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < 5; ++i) out += (i ? ", " : "") + v[i];
+    return v.size() > 5 ? out + " and " + std::to_string(v.size() - 5) + " more" : out;
+  };
+  if (!nothing.empty())
+    d.notes.push_back("health: " + std::to_string(nothing.size()) + " node(s) expose none of the health checks (" +
+                      listed(nothing) + "): nodes/<name>.health.json says why for each");
+  if (any && !missing.empty())
+    d.notes.push_back("health: no verdict from " + std::to_string(missing.size()) + " node(s) (" + listed(missing) + ")");
+}
+
 void diagnose_nodes(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d) {
   std::map<std::string, std::map<std::string, double>> by_metric;
   std::map<std::string, std::string> owner;
@@ -165,7 +187,12 @@ void diagnose_nodes(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d)
     if (n.status != "ok")
       d.suspects.push_back({n.name, n.status, "", "", std::nullopt, std::nullopt,
                             n.detail.empty() ? n.status : n.status + ": " + n.detail});
+    // A failed health check names the node whatever its speed (gpucal check --health).
+    if (n.health == "fail")
+      d.suspects.push_back({n.name, "health", n.health_reason.substr(0, n.health_reason.find(' ')), "", std::nullopt,
+                            std::nullopt, "health check failed: " + n.health_reason});
   }
+  health_notes(f, d);
   for (const auto& [id, values] : by_metric) {
     if (d.options.ignored(id)) continue;
     MetricTable t = rank_metric(id, metric_kind(id).better, values, std::nullopt, d.options);

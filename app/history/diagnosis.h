@@ -57,7 +57,7 @@ struct MetricTable {
 
 struct Suspect {
   std::string subject;  // a node, or "a--b" for a link
-  std::string kind;     // node | node links | link | hung | failed | timed out | no results | group | phase
+  std::string kind;     // node | node links | link | hung | failed | timed out | no results | health | group | phase
   std::string metric, unit;
   std::optional<double> value, median;
   std::string reason;

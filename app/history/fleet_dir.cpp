@@ -75,6 +75,19 @@ MetricSet folder_metrics(const fs::path& folder, Statistic statistic, RunIdentit
   }
 }
 
+// The node phase's health verdict, when the node wrote one; an unreadable file is a warning.
+void read_node_health(const fs::path& file, NodeResults& node, std::vector<std::string>& warnings) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return;
+  try {
+    const nlohmann::json j = calibration::read_json_document(file.string());
+    node.health = j.at("verdict").get<std::string>();
+    node.health_reason = j.value("reason", "");
+  } catch (const std::exception& e) {
+    warnings.push_back(file.string() + ": not a health verdict (" + calibration::json_parse_error_text(e) + ")");
+  }
+}
+
 void load_nodes(FleetDir& f) {
   std::vector<std::string> names;
   if (f.manifest.is_object() && f.manifest.contains("nodes"))
@@ -98,6 +111,7 @@ void load_nodes(FleetDir& f) {
       node.status = "no results";
       node.detail = node.load_error;
     }
+    read_node_health(fs::path(f.path) / "nodes" / (node.name + ".health.json"), node, f.warnings);
     f.nodes.push_back(std::move(node));
   }
 }

@@ -28,6 +28,9 @@ struct NodeResults {
   MetricSet metrics;
   RunIdentity identity;
   std::string load_error;  // why nodes/<name> could not be read
+  // nodes/<name>.health.json (gpucal check --health in the node phase): its verdict (pass | fail |
+  // nothing checked; "" where the node has none) and the first failure.
+  std::string health, health_reason;
 };
 
 struct PairResults {

@@ -103,6 +103,22 @@ for h in heatmaps[:1]:
     cells = [t for t in h.iter('{http://www.w3.org/2000/svg}text') if t.get('class') == 'cell-value']
     check(len(cells) == 12, f'{len(cells)} cell values in a 4-node heatmap of 6 pairs, expected 12')
 
+# A node whose health check failed (nodes/<name>.health.json, written by the node phase) is named
+# as a health suspect whatever its speed; a node that exposes none of the checks is a note only.
+health = os.path.join(WORK, 'health_fleet')
+fleet(health, '2026-01-03T00:00:00Z')
+json.dump({'node': 'n2', 'verdict': 'fail', 'reason': 'gpu_row_remap gpu3 pending 1, failure 0'},
+          open(os.path.join(health, 'nodes', 'n2.health.json'), 'w'))
+json.dump({'node': 'n4', 'verdict': 'nothing checked', 'reason': 'nothing checked'},
+          open(os.path.join(health, 'nodes', 'n4.health.json'), 'w'))
+for n in ('n1', 'n3', 'n5'):
+    json.dump({'node': n, 'verdict': 'pass', 'reason': ''}, open(os.path.join(health, 'nodes', n + '.health.json'), 'w'))
+run('fleet', 'report', health, '--expect', 'none', rc=1)
+r = json.load(open(os.path.join(health, 'report.json')))
+check(r['suspect_nodes'] == ['n2'] and any(s['kind'] == 'health' and s['metric'] == 'gpu_row_remap' for s in r['suspects']),
+      f"health: suspects {r['suspect_nodes']} {r['suspects']}")
+check(any('expose none of the health checks (n4)' in n for n in r['notes']), f"health: no note for n4: {r['notes']}")
+
 junit = open(os.path.join(main, 'report.junit.xml')).read()
 check('<failure' in junit and 'n3' in junit, 'report.junit.xml has no failure for n3')
 check('n3' in open(os.path.join(main, 'report.md')).read(), 'report.md does not name n3')
@@ -156,7 +172,7 @@ check(re.search(r'date\s+02-01\s+02-02\s+02-03\s+02-04\s+02-05\s+02-06\n', p.std
 short = os.path.join(WORK, 'short.sqlite')
 run('history', 'import', nights[0], nights[1], '--history', short, '--expect', 'none', rc=0)
 p = run('history', 'regressions', '--history', short, '--json', os.path.join(WORK, 'short.json'), rc=0)
-trends = json.load(open(os.path.join(WORK, 'short.json')))['trends']
+trends = [t for t in json.load(open(os.path.join(WORK, 'short.json')))['trends'] if not t['node'].startswith('(fleet')]
 check(trends and all(t['basis'] == '1 earlier night, spread from the fleet (5 nodes)' and not t['regression'] for t in trends),
       f'night 2 is not judged on the fleet\'s spread:\n{p.stdout}')
 run('history', 'import', nights[5], '--history', short, '--expect', 'none', rc=0)

@@ -8,6 +8,7 @@ The figures themselves are not judged: four "nodes" sharing this machine's cores
 nodes (tests/fleet/planted_faults.sh measures real namespaces and judges the report).
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -101,7 +102,12 @@ m = json.load(open(os.path.join(auto, 'fleet.json')))
 check(all(n['status'] == 'ok' for n in m['nodes']) and all(s['status'] == 'ok' for s in m['steps']),
       f"--backend auto on CPU nodes: {m['nodes']} {[(s['phase'], s['status']) for s in m['steps']]}\n" +
       '\n'.join(step_log(s) for s in m['steps'] if s['status'] != 'ok'))
-check(all("--threads 'auto'" in s['command'] for s in m['steps']), 'the node phase did not pass --threads auto')
+check(all(re.search(r"--threads \S*auto", s['command']) for s in m['steps']), 'the node phase did not pass --threads auto')
+# Each node's health verdict beside its results (gpucal check --health before the benches).
+for n in m['nodes']:
+    path = os.path.join(auto, 'nodes', n['name'] + '.health.json')
+    verdict = json.load(open(path)).get('verdict') if os.path.exists(path) else None
+    check(verdict in ('pass', 'nothing checked', 'fail'), f"{n['name']}: no health verdict in {path} ({verdict})")
 
 for f in failures:
     print('FAIL:', f)
