@@ -4,6 +4,7 @@
 // status), and on request the textfile collector's gauges (--prometheus).
 #pragma once
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,19 @@ std::string deviation_text(const Ranked& r);
 std::string better_text(Better b);
 // Node names in a pair table, in the fleet's node order.
 std::vector<std::string> pair_nodes(const FleetDir& fleet, const MetricTable& pairs);
+// A pair table's rows by their two nodes, either order: built once, looked up per cell.
+class PairIndex {
+ public:
+  explicit PairIndex(const MetricTable& pairs);
+  const Ranked* find(const std::string& a, const std::string& b) const;
+
+ private:
+  std::unordered_map<std::string, const Ranked*> rows_;
+};
+// The pair matrix (report.md) and heatmap (report.html) are drawn up to these many nodes; beyond,
+// the suspect pairs are listed and report.json holds every pair (a 1,024-node matrix is a million
+// cells nobody reads).
+constexpr std::size_t kMaxMatrixNodes = 32, kMaxHeatmapNodes = 128;
 
 // SVG (report_svg.cpp): a strip plot of one metric's values (suspects red, median line, floor
 // dashed), and an N x N heatmap of a pair metric coloured by value / median.

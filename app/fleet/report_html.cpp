@@ -82,7 +82,12 @@ std::string report_html(const FleetDir& f, const Diagnosis& d) {
            "= the link. Heatmap: green at the median of the node capacities, red far below; a black edge marks a suspect pair.</p>";
   for (std::size_t i = 0; i < d.capacity_tables.size(); ++i) {
     metric_section(out, d.capacity_tables[i], "node (best pair)", svg_strip_plot(d.capacity_tables[i]));
-    out << "<h4>pairs</h4>" << svg_pair_heatmap(d.pair_tables[i], pair_nodes(f, d.pair_tables[i]));
+    const std::vector<std::string> nodes = pair_nodes(f, d.pair_tables[i]);
+    if (nodes.size() <= kMaxHeatmapNodes)
+      out << "<h4>pairs</h4>" << svg_pair_heatmap(d.pair_tables[i], nodes);
+    else
+      out << "<p>" << d.pair_tables[i].rows.size() << " pairs among " << nodes.size() << " nodes: the heatmap is drawn up to "
+          << kMaxHeatmapNodes << " nodes; the strip plot above shows each node's best pair, report.json every pair.</p>";
   }
   if (!d.group_tables.empty()) out << "<h2>Whole allocation and groups</h2>";
   for (const auto& t : d.group_tables) metric_section(out, t, "group", "");

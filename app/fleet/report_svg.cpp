@@ -141,13 +141,6 @@ void colour_bar(std::ostringstream& s, const MetricTable& t, double x0, double y
   s << "</g>";
 }
 
-const Ranked* pair_row(const MetricTable& t, const std::string& a, const std::string& b) {
-  const Ranked* found = nullptr;
-  for (const Ranked& r : t.rows)
-    if (r.subject == a + "--" + b || r.subject == b + "--" + a) found = &r;
-  return found;
-}
-
 }  // namespace
 
 std::string svg_pair_heatmap(const MetricTable& t, const std::vector<std::string>& nodes) {
@@ -164,9 +157,10 @@ std::string svg_pair_heatmap(const MetricTable& t, const std::vector<std::string
       << num(margin - 4) << ") rotate(-60)\" font-size=\"10\">" << xml_escape(nodes[i]) << "</text>";
   }
   const double median = t.reference ? t.reference->median : 0;
+  const PairIndex index(t);
   for (std::size_t i = 0; i < nodes.size(); ++i)
     for (std::size_t j = 0; j < nodes.size(); ++j) {
-      const Ranked* found = pair_row(t, nodes[i], nodes[j]);
+      const Ranked* found = index.find(nodes[i], nodes[j]);
       const double x = margin + cell * static_cast<double>(j), y = margin + cell * static_cast<double>(i);
       const std::string fill = found ? colour(quality(found->value, median, t.better)) : (i == j ? "#fff" : "#ddd");
       s << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(cell - 1) << "\" height=\"" << num(cell - 1)

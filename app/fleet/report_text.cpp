@@ -45,6 +45,16 @@ std::vector<std::string> pair_nodes(const FleetDir& f, const MetricTable& pairs)
   return names;
 }
 
+PairIndex::PairIndex(const MetricTable& pairs) {
+  for (const Ranked& r : pairs.rows) rows_[r.subject] = &r;
+}
+
+const Ranked* PairIndex::find(const std::string& a, const std::string& b) const {
+  for (const std::string& key : {a + "--" + b, b + "--" + a})
+    if (const auto it = rows_.find(key); it != rows_.end()) return it->second;
+  return nullptr;
+}
+
 namespace {
 
 std::string z_text(double z) {
@@ -108,6 +118,17 @@ void nodes_markdown(std::ostringstream& out, const FleetDir& f, const Diagnosis&
 
 void pair_matrix_markdown(std::ostringstream& out, const FleetDir& f, const MetricTable& t) {
   const std::vector<std::string> nodes = pair_nodes(f, t);
+  if (nodes.size() > kMaxMatrixNodes) {
+    std::vector<std::string> slow;
+    for (const Ranked& r : t.rows)
+      if (r.suspect) slow.push_back(r.subject + " " + format_value(r.value));
+    out << "\nPairs (" << t.metric << "): " << t.rows.size() << " measured among " << nodes.size()
+        << " nodes (the matrix is drawn up to " << kMaxMatrixNodes << "; report.json has every pair); suspect: ";
+    for (std::size_t i = 0; i < slow.size() && i < 20; ++i) out << (i ? ", " : "") << slow[i];
+    out << (slow.empty() ? "none" : slow.size() > 20 ? " and " + std::to_string(slow.size() - 20) + " more" : "") << "\n";
+    return;
+  }
+  const PairIndex index(t);
   out << "\nPairs (" << t.metric << "; * marks a suspect pair):\n\n|  |";
   for (const auto& n : nodes) out << " " << n << " |";
   out << "\n| --- |";
@@ -117,8 +138,7 @@ void pair_matrix_markdown(std::ostringstream& out, const FleetDir& f, const Metr
     out << "| " << a << " |";
     for (const auto& b : nodes) {
       std::string cell = a == b ? "-" : "";
-      for (const Ranked& r : t.rows)
-        if (r.subject == a + "--" + b || r.subject == b + "--" + a) cell = format_value(r.value) + (r.suspect ? "*" : "");
+      if (const Ranked* r = index.find(a, b)) cell = format_value(r->value) + (r->suspect ? "*" : "");
       out << " " << cell << " |";
     }
     out << "\n";

@@ -1,6 +1,7 @@
 #include "app/history/history_commands.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -216,7 +217,24 @@ int run_show(const ShowOptions& o, std::ostream& out) {
   return 0;
 }
 
-int run_regressions(const RegressionCommand& c, std::ostream& out) {
+namespace {
+
+double parse_k(const std::string& text) {
+  if (text == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    const double k = std::stod(text, &used);
+    if (used == text.size() && k > 0 && std::isfinite(k)) return k;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--k: expected auto or a positive number, got '" + text + "'");
+}
+
+}  // namespace
+
+int run_regressions(const RegressionCommand& command, std::ostream& out) {
+  RegressionCommand c = command;
+  c.options.k = parse_k(c.k_text);
   calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}, {"--prometheus", c.prometheus}},
                                           {.files = {c.history}});
   HistoryDb db(c.history, HistoryDb::Mode::read);
@@ -248,12 +266,12 @@ int run_regressions(const RegressionCommand& c, std::ostream& out) {
     cases.push_back(jc);
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
     all.push_back({{"metric", t.metric}, {"node", t.node}, {"unit", t.unit}, {"latest", opt(t.latest)}, {"latest_time", t.latest_time},
-                   {"baseline", opt(t.baseline)}, {"change", t.change}, {"fleet_shift", t.fleet_shift}, {"judged_change", t.change - t.fleet_shift}, {"spread", t.spread}, {"threshold", t.threshold},
+                   {"baseline", opt(t.baseline)}, {"change", t.change}, {"fleet_shift", t.fleet_shift}, {"judged_change", t.change - t.fleet_shift}, {"spread", t.spread}, {"k", t.k}, {"threshold", t.threshold},
                    {"history", t.history}, {"spread_from", t.spread_from}, {"fleet_shift", t.fleet_shift}, {"basis", t.basis},
                    {"regression", t.regression}, {"note", t.note}});
   }
   out << regressions << " regression(s) in " << trends.size() << " series (window " << c.options.window << ", k "
-      << c.options.k << ", minimum change " << format_value(100 * c.options.min_change)
+      << (trends.empty() ? "-" : format_value(trends.front().k)) << (c.options.k > 0 ? "" : " (auto)") << ", minimum change " << format_value(100 * c.options.min_change)
       << "%; a series with fewer than window earlier nights takes the fleet's spread of that night's change)\n";
   if (!c.junit.empty()) write_file_atomic(c.junit, fleet::junit_xml("gpucal history regressions", cases));
   if (!c.json.empty()) calibration::write_json_file({{"trends", all}}, c.json);

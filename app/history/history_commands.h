@@ -20,6 +20,7 @@ struct RegressionCommand {
   std::string history, metric, node, junit, json;
   std::string prometheus;  // node_exporter textfile collector (.prom): gpucal_regression per node and metric
   RegressionOptions options;
+  std::string k_text = "auto";  // --k: auto | a positive number (into options.k)
 };
 
 int run_import(const std::string& history, const std::vector<std::string>& paths, const std::string& cluster,

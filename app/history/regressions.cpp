@@ -47,6 +47,8 @@ std::map<FleetKey, FleetSpread> fleet_spreads(const std::map<SeriesKey, std::vec
 
 std::string basis_of(const Trend& t, bool pair) {
   std::string basis = std::to_string(t.history) + " earlier night" + (t.history == 1 ? "" : "s");
+  if (t.spread_from == "own, at least the fleet's")
+    return basis + ", spread at least the fleet's (" + std::to_string(t.fleet_count) + (pair ? " pairs)" : " nodes)");
   if (t.spread_from != "fleet") return basis;
   basis += ", spread from the fleet (" + std::to_string(t.fleet_count) + (pair ? " pairs" : " nodes");
   char shift[48];
@@ -54,19 +56,36 @@ std::string basis_of(const Trend& t, bool pair) {
   return basis + (std::fabs(t.fleet_shift) >= 0.01 ? shift : "") + ")";
 }
 
+// A series' own run-to-run spread, relative to `median`, from the differences of successive figures
+// (1.4826 x their median absolute deviation / sqrt 2): a slow drift shifts every difference alike
+// and does not widen it, where the spread of the figures themselves would grow with the drift it
+// should catch. 0 with fewer than 3 figures.
+double own_relative_spread(const std::vector<double>& figures, double median) {
+  if (figures.size() < 3 || median == 0) return 0;
+  std::vector<double> steps;
+  for (std::size_t i = 0; i + 1 < figures.size(); ++i) steps.push_back(figures[i] - figures[i + 1]);
+  const auto step = fleet::robust_reference(steps);
+  return step ? step->sigma / std::sqrt(2.0) / std::fabs(median) : 0;
+}
+
 // The spread the threshold uses: the series' own once `window` earlier figures measure it, else
 // the larger of the fleet's prior and what its own few figures show (nullopt: no prior to use).
-std::optional<double> spread_for(Trend& t, const fleet::RobustReference& own, const FleetSpread* fleet,
-                                 const RegressionOptions& o) {
-  const double own_spread = own.median != 0 ? own.sigma / std::fabs(own.median) : 0;
-  if (t.history >= o.window) {
-    t.spread_from = "own";
-    return own_spread;
+std::optional<double> spread_for(Trend& t, double own_spread, const FleetSpread* fleet, const RegressionOptions& o) {
+  const bool has_fleet = fleet && fleet->count >= o.min_fleet;
+  if (has_fleet) {
+    // The night's shift is the fleet's (judged as its own subject), not the node's.
+    t.fleet_count = fleet->count;
+    t.fleet_shift = fleet->shift;
   }
-  if (!fleet || fleet->count < o.min_fleet) return std::nullopt;
+  if (t.history >= o.window) {
+    // Its own spread, but never below the fleet's: a median absolute deviation of `window`
+    // figures is itself noisy, and a series that looked steady for a few nights is not steadier
+    // than its kind.
+    t.spread_from = has_fleet && fleet->spread > own_spread ? "own, at least the fleet's" : "own";
+    return has_fleet ? std::max(own_spread, fleet->spread) : own_spread;
+  }
+  if (!has_fleet) return std::nullopt;
   t.spread_from = "fleet";
-  t.fleet_count = fleet->count;
-  t.fleet_shift = fleet->shift;
   return std::max(fleet->spread, t.history >= 3 ? own_spread : 0.0);
 }
 
@@ -99,7 +118,8 @@ Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, con
     return t;
   }
   const auto f = fleet.find({t.metric, is_pair_subject(t.node), last.run_id});
-  const std::optional<double> spread = spread_for(t, r, f == fleet.end() ? nullptr : &f->second, o);
+  const std::optional<double> spread =
+      spread_for(t, own_relative_spread(previous, r.median), f == fleet.end() ? nullptr : &f->second, o);
   if (!spread) {
     t.note = "history too short (" + std::to_string(t.history) + " previous ok run(s), " + std::to_string(o.window) +
              " to measure its own spread) and no fleet spread (fewer than " + std::to_string(o.min_fleet) +
@@ -121,13 +141,65 @@ Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, con
 
 }  // namespace
 
+// The whole fleet's change in the latest night of each metric, as its own subject: a driver, a
+// firmware or the room that moved every node is one finding, not a node's (a node is judged on
+// its change less this shift). The shift is a median over many series, so --min-change alone is
+// its threshold.
+void fleet_shift_trends(const std::map<FleetKey, FleetSpread>& fleet, const RegressionOptions& o, std::vector<Trend>& out) {
+  std::map<std::pair<std::string, bool>, const std::pair<const FleetKey, FleetSpread>*> latest;
+  for (const auto& entry : fleet) {
+    const auto& [metric, pair, run] = entry.first;
+    auto& slot = latest[{metric, pair}];
+    if (!slot || std::get<2>(slot->first) < run) slot = &entry;
+  }
+  for (const auto& [what, entry] : latest) {
+    const FleetSpread& f = entry->second;
+    if (f.count < o.min_fleet) continue;
+    Trend t;
+    t.metric = what.first;
+    t.node = what.second ? kFleetPairsSubject : kFleetSubject;
+    const fleet::MetricKind kind = fleet::metric_kind(t.metric);
+    t.better = kind.better;
+    t.unit = kind.unit;
+    t.history = 1;
+    t.change = f.shift;
+    t.spread = f.spread;
+    t.threshold = o.min_change;
+    t.fleet_count = f.count;
+    t.spread_from = "fleet";
+    t.basis = "median change of " + std::to_string(f.count) + (what.second ? " pairs" : " nodes") + " that night";
+    t.regression = (kind.better == fleet::Better::higher ? -f.shift : f.shift) > o.min_change;
+    out.push_back(std::move(t));
+  }
+}
+
+double effective_k(const RegressionOptions& o, std::size_t series) {
+  if (o.k > 0) return o.k;
+  // Solve erfc(k / sqrt 2) = kFalseFlagsPerNight / series for k by bisection (erfc falls with k).
+  const double tail = kFalseFlagsPerNight / static_cast<double>(std::max<std::size_t>(series, 1));
+  double lo = 3, hi = 12;
+  if (std::erfc(lo / std::sqrt(2.0)) <= tail) return lo;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& o) {
   const std::map<FleetKey, FleetSpread> fleet = fleet_spreads(series, o.window);
+  std::size_t judged = 0;
+  for (const auto& [key, points] : series)
+    judged += points.size() > 1 && key.first != "node_status" && fleet::metric_kind(key.first).known;
+  RegressionOptions with_k = o;
+  with_k.k = effective_k(o, judged);
   std::vector<Trend> out;
   for (const auto& [key, points] : series) {
     if (points.empty() || key.first == "node_status" || !fleet::metric_kind(key.first).known) continue;
-    out.push_back(trend_of(key, points, o, fleet));
+    out.push_back(trend_of(key, points, with_k, fleet));
+    out.back().k = with_k.k;
   }
+  fleet_shift_trends(fleet, o, out);
   return out;
 }
 

@@ -96,13 +96,25 @@ TEST_F(History, ASingleNodeWithOneEarlierNightHasNoSpreadToJudgeBy) {
   EXPECT_NE(analyse(db.series("", ""), three)[0].note.find("history too short"), std::string::npos);
 }
 
+// The nodes' trends, without the fleet-wide shift's.
+std::vector<Trend> node_trends(const std::vector<Trend>& all) {
+  std::vector<Trend> out;
+  for (const Trend& t : all)
+    if (t.node != kFleetSubject && t.node != kFleetPairsSubject) out.push_back(t);
+  return out;
+}
+
 // From the second night on: one earlier night, the spread from the fleet's change that night.
 TEST_F(History, FromTheSecondNightTheFleetsSpreadJudges) {
   HistoryDb db(path_);
   const std::vector<double> night1{800, 790, 810, 805, 795}, night2{808, 783, 812, 640, 790};  // n4 -20%
   record_fleet(db, {night1, night2});
-  const auto trends = analyse(db.series("", ""), {});
+  const auto all = analyse(db.series("", ""), {});
+  const auto trends = node_trends(all);
   ASSERT_EQ(trends.size(), 5u);
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all.back().node, kFleetSubject);
+  EXPECT_FALSE(all.back().regression);
   for (const Trend& t : trends) {
     EXPECT_TRUE(t.note.empty()) << t.node << ": " << t.note;
     EXPECT_EQ(t.regression, t.node == "n4") << t.node << " " << t.change << " vs " << t.threshold;
@@ -116,10 +128,16 @@ TEST_F(History, FromTheSecondNightTheFleetsSpreadJudges) {
 TEST_F(History, AChangeTheWholeFleetSharedIsTheNights) {
   HistoryDb db(path_);
   record_fleet(db, {{100, 100, 101, 99, 100}, {70, 69, 71, 70, 50}});
-  for (const Trend& t : analyse(db.series("", ""), {})) {
+  const auto all = analyse(db.series("", ""), {});
+  for (const Trend& t : node_trends(all)) {
     EXPECT_EQ(t.regression, t.node == "n5") << t.node << " " << t.change << " vs " << t.threshold;
     EXPECT_EQ(t.basis, "1 earlier night, spread from the fleet (5 nodes, which moved -30%)");
   }
+  // ... and the fleet's own -30% is a finding of its own subject.
+  ASSERT_EQ(all.back().node, kFleetSubject);
+  EXPECT_TRUE(all.back().regression);
+  EXPECT_NEAR(all.back().change, -0.30, 0.01);
+  EXPECT_EQ(all.back().basis, "median change of 5 nodes that night");
 }
 
 // Three earlier nights that happen to agree measure no spread (MAD 0): the old rule's 5% then
@@ -127,7 +145,7 @@ TEST_F(History, AChangeTheWholeFleetSharedIsTheNights) {
 TEST_F(History, AFewAgreeingNightsDoNotHideTheFleetsNoise) {
   HistoryDb db(path_);
   record_fleet(db, {{100, 100, 100, 100, 100}, {100, 80, 120, 90, 110}, {100, 100, 96, 118, 85}, {92, 115, 104, 80, 100}});
-  const auto trends = analyse(db.series("", ""), {});
+  const auto trends = node_trends(analyse(db.series("", ""), {}));
   ASSERT_EQ(trends.size(), 5u);
   for (const Trend& t : trends) EXPECT_FALSE(t.regression) << t.node << " " << t.change << " vs " << t.threshold;
   EXPECT_EQ(trends[0].basis, "3 earlier nights, spread from the fleet (5 nodes)");
