@@ -37,7 +37,7 @@ json tables_json(const std::vector<MetricTable>& tables) {
 
 json report_json(const FleetDir& f, const Diagnosis& d) {
   json j = {{"fleet_dir", f.path},
-            {"options", {{"z_threshold", d.options.z_threshold}, {"min_deviation", d.options.min_deviation},
+            {"options", {{"z_threshold", d.options.z_threshold}, {"figures_ranked", d.figures_ranked}, {"min_deviation", d.options.min_deviation},
                          {"gross_factor", d.options.gross_factor},
                          {"expect", d.options.expect}, {"ignore_metrics", d.options.ignore_metrics}, {"statistic", d.options.statistic}}},
             {"run", f.manifest.is_object() ? f.manifest : json()},

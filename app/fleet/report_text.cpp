@@ -91,7 +91,7 @@ void header_markdown(std::ostringstream& out, const FleetDir& f, const Diagnosis
     if (!line.empty()) out << static_cast<char>(std::toupper(static_cast<unsigned char>(line[0]))) << line.substr(1) << ".\n";
   }
   out << f.nodes.size() << " node(s); outlier rule: robust z beyond " << format_value(d.options.z_threshold)
-      << " and worse than the median by the factor " << format_value(1 - d.options.min_deviation)
+      << " (for " << d.figures_ranked << " figures ranked) and worse than the median by the factor " << format_value(1 - d.options.min_deviation)
       << (d.options.gross_factor > 1 ? ", or worse by the factor " + format_value(d.options.gross_factor) + " whatever the z"
                                      : std::string())
       << "; figures at the " << (d.options.statistic == "best" ? "fastest sample" : "median time")

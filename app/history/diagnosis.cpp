@@ -333,9 +333,29 @@ void diagnose_phases(const FleetDir& f, Diagnosis& d) {
 }
 }  // namespace
 
+double outlier_z(double z_floor, std::size_t figures) {
+  // One-sided (only the bad direction counts): erfc(z / sqrt 2) / 2 = kFalseSuspectsPerReport / figures.
+  const double tail = 2 * kFalseSuspectsPerReport / static_cast<double>(std::max<std::size_t>(figures, 1));
+  double lo = z_floor, hi = std::max(z_floor, 12.0);
+  if (std::erfc(lo / std::sqrt(2.0)) <= tail) return lo;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {
   Diagnosis d;
   d.options = o;
+  // Every figure ranked is a chance for noise to pass the threshold: raise it with their number.
+  std::size_t figures = 0;
+  for (const auto& n : f.nodes)
+    for (const auto& [id, m] : n.metrics) figures += !o.ignored(id);
+  for (const auto& p : f.pairs)
+    for (const auto& [id, m] : p.metrics) figures += !o.ignored(id);
+  d.figures_ranked = figures;
+  d.options.z_threshold = outlier_z(o.z_threshold, figures);
   for (const auto& m : o.ignore_metrics) check_metric_id("--ignore-metrics", m);
   if (!o.ignore_metrics.empty()) {
     std::string list;

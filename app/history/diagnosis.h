@@ -24,7 +24,7 @@
 namespace gpucal::fleet {
 
 struct DiagnosisOptions {
-  double z_threshold = 3.5;
+  double z_threshold = 3.5;  // at least; raised for the number of figures ranked (outlier_z)
   double min_deviation = 0.10;
   double gross_factor = 5;      // worse than the median by this factor: an outlier whatever the z (0: off)
   std::string expect = "auto";  // auto (by each node's device) | none | an expectations file
@@ -64,7 +64,8 @@ struct Suspect {
 };
 
 struct Diagnosis {
-  DiagnosisOptions options;
+  DiagnosisOptions options;  // z_threshold: the one applied (outlier_z)
+  std::size_t figures_ranked = 0;
   std::vector<MetricTable> node_tables;      // one per node metric
   std::vector<MetricTable> capacity_tables;  // one per link metric: each node's best pair
   std::vector<MetricTable> pair_tables;      // one per link metric: each pair
@@ -78,6 +79,12 @@ struct Diagnosis {
 };
 
 Diagnosis diagnose(const FleetDir& fleet, const DiagnosisOptions& options);
+
+// The robust z a figure must pass when `figures` are ranked at once: at least `z_floor`, and high
+// enough that noise alone (normal) names kFalseSuspectsPerReport healthy figures per report in
+// expectation (Bonferroni, one-sided): 3.5 up to about 50 figures, 4.2 for 7,000, 4.5 for 30,000.
+constexpr double kFalseSuspectsPerReport = 0.05;
+double outlier_z(double z_floor, std::size_t figures);
 
 // Ranks `values` (subject -> value) against `reference` (their own when nullopt); exposed for tests.
 MetricTable rank_metric(const std::string& metric, Better better, const std::map<std::string, double>& values,
