@@ -210,6 +210,9 @@ CLI::App* add_history(CLI::App& app, State& s) {
   rg->add_option("--metric", r.metric, "only this metric");
   rg->add_option("--node", r.node, "only this node");
   add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
+  rg->add_option("--ignore-metrics", r.ignore_metrics,
+                 "metrics left out of the ranking, e.g. latencies on an oversubscribed test cluster (comma list)")
+      ->delimiter(',');
   rg->add_option("--k", r.k_text,
                  "threshold = max(min change, k x run-to-run spread); auto: k keeps the expected healthy series flagged a "
                  "night at 0.05 across the series judged (3.4 for 35 series, 4.6 for 10,000; at least 3)")

@@ -241,7 +241,12 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
   check_filter("--metric", c.metric, db.metrics(), c.history);
   check_filter("--node", c.node, db.nodes(), c.history);
   // Every node's series, so a short history still has its fleet's spread; then the --node asked for.
-  std::vector<Trend> trends = analyse(db.series(c.metric, ""), c.options);
+  for (const auto& m : c.ignore_metrics) fleet::check_metric_id("--ignore-metrics", m);
+  auto series = db.series(c.metric, "");
+  for (auto it = series.begin(); it != series.end();)
+    it = std::find(c.ignore_metrics.begin(), c.ignore_metrics.end(), it->first.first) != c.ignore_metrics.end() ? series.erase(it)
+                                                                                                              : std::next(it);
+  std::vector<Trend> trends = analyse(series, c.options);
   if (!c.node.empty())
     trends.erase(std::remove_if(trends.begin(), trends.end(), [&](const Trend& t) { return t.node != c.node; }), trends.end());
   int regressions = 0;

@@ -21,6 +21,7 @@ struct RegressionCommand {
   std::string prometheus;  // node_exporter textfile collector (.prom): gpucal_regression per node and metric
   RegressionOptions options;
   std::string k_text = "auto";  // --k: auto | a positive number (into options.k)
+  std::vector<std::string> ignore_metrics;  // series of these metrics are not judged (nor in the fleet's spread)
 };
 
 int run_import(const std::string& history, const std::vector<std::string>& paths, const std::string& cluster,

@@ -164,6 +164,14 @@ p = run('history', 'regressions', '--history', history, '--json', os.path.join(W
 trends = json.load(open(os.path.join(WORK, 'regressions.json')))['trends']
 regressed = sorted({t['node'] for t in trends if t['regression']})
 check(regressed == ['n2'], f'regressions on {regressed}, expected n2 only\n{p.stdout}')
+# --ignore-metrics leaves a metric's series unjudged (and out of the fleet's spread); a name that is
+# no metric is refused.
+p = run('history', 'regressions', '--history', history, '--ignore-metrics', 'gemm_bf16_tflops,hbm_copy_gbps', '--json',
+        os.path.join(WORK, 'regressions_ignored.json'), rc=1)
+left = {t['metric'] for t in json.load(open(os.path.join(WORK, 'regressions_ignored.json')))['trends']}
+check(left and not left & {'gemm_bf16_tflops', 'hbm_copy_gbps'}, f'--ignore-metrics: still judged {sorted(left)}')
+p = run('history', 'regressions', '--history', history, '--ignore-metrics', 'gemm_bf17_tflops', rc=2)
+check('--ignore-metrics' in p.stderr and len(p.stderr.strip().splitlines()) == 1, f'a bad metric: {p.stderr}')
 p = run('history', 'show', '--history', history, '--metric', 'gemm_bf16_tflops', '--html', os.path.join(WORK, 'trends.html'), rc=0)
 check('n2' in p.stdout and '<svg' in open(os.path.join(WORK, 'trends.html')).read(), p.stdout)
 check(re.search(r'date\s+02-01\s+02-02\s+02-03\s+02-04\s+02-05\s+02-06\n', p.stdout), f'no dated columns: {p.stdout}')
