@@ -334,15 +334,8 @@ void diagnose_phases(const FleetDir& f, Diagnosis& d) {
 }  // namespace
 
 double outlier_z(double z_floor, std::size_t figures) {
-  // One-sided (only the bad direction counts): erfc(z / sqrt 2) / 2 = kFalseSuspectsPerReport / figures.
-  const double tail = 2 * kFalseSuspectsPerReport / static_cast<double>(std::max<std::size_t>(figures, 1));
-  double lo = z_floor, hi = std::max(z_floor, 12.0);
-  if (std::erfc(lo / std::sqrt(2.0)) <= tail) return lo;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (lo + hi) / 2;
-    (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
-  }
-  return hi;
+  // One-sided: only the bad direction counts.
+  return multiple_test_z(kFalseSuspectsPerReport, figures, /*two_sided=*/false, z_floor);
 }
 
 Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {

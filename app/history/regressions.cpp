@@ -174,16 +174,7 @@ void fleet_shift_trends(const std::map<FleetKey, FleetSpread>& fleet, const Regr
 }
 
 double effective_k(const RegressionOptions& o, std::size_t series) {
-  if (o.k > 0) return o.k;
-  // Solve erfc(k / sqrt 2) = kFalseFlagsPerNight / series for k by bisection (erfc falls with k).
-  const double tail = kFalseFlagsPerNight / static_cast<double>(std::max<std::size_t>(series, 1));
-  double lo = 3, hi = 12;
-  if (std::erfc(lo / std::sqrt(2.0)) <= tail) return lo;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (lo + hi) / 2;
-    (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
-  }
-  return hi;
+  return o.k > 0 ? o.k : fleet::multiple_test_z(kFalseFlagsPerNight, series, /*two_sided=*/true, 3);
 }
 
 std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& o) {

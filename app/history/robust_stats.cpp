@@ -42,4 +42,16 @@ double robust_z(double x, const RobustReference& reference) {
   return delta > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }
 
+double multiple_test_z(double expected_false, std::size_t tests, bool two_sided, double floor) {
+  // Both tails: erfc(z / sqrt 2); one: half of it. erfc falls with z.
+  const double tail = (two_sided ? 1 : 2) * expected_false / static_cast<double>(std::max<std::size_t>(tests, 1));
+  double lo = floor, hi = std::max(floor, 12.0);
+  if (std::erfc(lo / std::sqrt(2.0)) <= tail) return lo;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 }  // namespace gpucal::fleet

@@ -4,6 +4,7 @@
 // while one or two broken nodes cannot move the reference (docs/field-reference.md, "What
 // operators use to find bad nodes").
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -29,5 +30,10 @@ std::optional<RobustReference> robust_reference(const std::vector<double>& value
 
 // (x - median) / sigma; +-infinity when sigma is 0 and x differs from the median, 0 when equal.
 double robust_z(double x, const RobustReference& reference);
+
+// The z a normal deviate must pass for noise alone to pass it `expected_false` times in
+// expectation over `tests` tests (Bonferroni), at least `floor`: the tail beyond z, one side or
+// both (`two_sided`), is expected_false / tests. Solved by bisection up to max(floor, 12).
+double multiple_test_z(double expected_false, std::size_t tests, bool two_sided, double floor);
 
 }  // namespace gpucal::fleet

@@ -34,3 +34,13 @@ TEST(RobustStats, ZeroSpreadGivesInfiniteZOnlyForDifferentValues) {
 
 }  // namespace
 }  // namespace gpucal::fleet
+
+// The thresholds the docs quote: history regressions' k (two-sided, 0.05 a night) and the
+// report's outlier z (one-sided, 0.05 a report), each at least its floor.
+TEST(MultipleTestZ, GrowsWithTheTestsAndKeepsItsFloor) {
+  EXPECT_NEAR(gpucal::fleet::multiple_test_z(0.05, 35, true, 3), 3.19, 0.01);
+  EXPECT_NEAR(gpucal::fleet::multiple_test_z(0.05, 10000, true, 3), 4.56, 0.01);
+  EXPECT_NEAR(gpucal::fleet::multiple_test_z(0.05, 7000, false, 3.5), 4.34, 0.01);
+  EXPECT_EQ(gpucal::fleet::multiple_test_z(0.05, 5, true, 3), 3);
+  EXPECT_EQ(gpucal::fleet::multiple_test_z(0.05, 200, false, 3.5), 3.5);
+}
