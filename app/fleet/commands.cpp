@@ -47,7 +47,7 @@ void add_diagnosis_flags(CLI::App& cmd, DiagnosisOptions& d) {
       ->capture_default_str()->type_name("auto|none|FILE");
   add_number(cmd, "--z", d.z_threshold,
              "robust z beyond which a figure is an outlier, at least: raised with the number of figures ranked so that noise "
-             "names 0.05 healthy figures a report in expectation (4.2 for 7,000 figures)",
+             "names 0.05 healthy figures a report in expectation (4.3 for 7,000 figures)",
              {.min = 0, .max = 1e6})
       ->capture_default_str();
   add_number(cmd, "--min-deviation", d.min_deviation,
@@ -215,7 +215,7 @@ CLI::App* add_history(CLI::App& app, State& s) {
       ->delimiter(',');
   rg->add_option("--k", r.k_text,
                  "threshold = max(min change, k x run-to-run spread); auto: k keeps the expected healthy series flagged a "
-                 "night at 0.05 across the series judged (3.4 for 35 series, 4.6 for 10,000; at least 3)")
+                 "night at 0.05 across the series judged (3.2 for 35 series, 4.6 for 10,000; at least 3)")
       ->capture_default_str()
       ->type_name("auto|FLOAT");
   add_number(*rg, "--min-change", r.options.min_change, "smallest relative change that counts", {.min = 0, .max = 10})->capture_default_str();

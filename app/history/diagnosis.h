@@ -82,7 +82,7 @@ Diagnosis diagnose(const FleetDir& fleet, const DiagnosisOptions& options);
 
 // The robust z a figure must pass when `figures` are ranked at once: at least `z_floor`, and high
 // enough that noise alone (normal) names kFalseSuspectsPerReport healthy figures per report in
-// expectation (Bonferroni, one-sided): 3.5 up to about 50 figures, 4.2 for 7,000, 4.5 for 30,000.
+// expectation (Bonferroni, one-sided): 3.5 up to about 200 figures, 4.3 for 7,000, 4.6 for 30,000.
 constexpr double kFalseSuspectsPerReport = 0.05;
 double outlier_z(double z_floor, std::size_t figures);
 

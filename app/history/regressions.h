@@ -29,7 +29,7 @@ struct RegressionOptions {
   int min_history = 1;  // fewer previous figures: no verdict
   // The spreads a change must exceed; 0 (auto): as many as keep the expected number of healthy
   // series flagged in one night at kFalseFlagsPerNight across all the series judged (Bonferroni:
-  // the two-sided normal tail of each is 0.05 / series), and at least 3. 3.4 for 35 series,
+  // the two-sided normal tail of each is 0.05 / series), and at least 3. 3.2 for 35 series,
   // 4.6 for 10,000.
   double k = 0;
   double min_change = 0.05;
