@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,23 @@ int ExportCommand::run() {
       for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
       if (!r.ok()) status = 2;
     }
+  if (status != 0) {
+    // A group imported from a log that names no hosts has no tier; say how to give it one.
+    std::set<std::string> unknown;
+    if (calibration.contains("communication") && calibration["communication"].contains("collectives") &&
+        calibration["communication"]["collectives"].is_array())
+      for (const auto& g : calibration["communication"]["collectives"])
+        if (g.is_object() && g.value("spans_nodes", int64_t{0}) < 0)
+          unknown.insert(g.value("collective", "?") + " " + g.value("dtype", "?") + " at " +
+                         std::to_string(g.value("nranks", int64_t{0})) + " ranks");
+    if (!unknown.empty()) {
+      std::string list;
+      for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+      std::cerr << "gpucal: export: " << list << (unknown.size() > 1 ? " are" : " is")
+                << " in no tier: its log names no hosts, so ranks per node are unknown; import it again with "
+                   "--ranks-per-node N\n";
+    }
+  }
   return status;
 }
 

@@ -239,9 +239,14 @@ json fit_collectives(const BenchResults& bench) {
                      "bus_factor"});
   using Key = std::tuple<std::string, std::string, int64_t, int64_t, int64_t>;
   std::map<Key, std::vector<std::size_t>> groups;
+  // An imported log that names no hosts leaves the node cells empty: its group has nnodes and
+  // ranks_per_node 0 and spans_nodes -1, which no tier's consumer picks.
+  auto count_or = [&t](std::size_t r, const char* column, int64_t unknown) {
+    return t.get_optional_double(r, column) ? t.get_int(r, column) : unknown;
+  };
   for (std::size_t r : bench.ok_rows)
     groups[{t.get_string(r, "collective"), t.get_string(r, "dtype"), t.get_int(r, "nranks"),
-            t.get_int(r, "ranks_per_node"), t.get_int(r, "nnodes")}]
+            count_or(r, "ranks_per_node", 0), count_or(r, "nnodes", 0)}]
         .push_back(r);
   json out = json::array();
   for (const auto& [key, rows] : groups) {
@@ -256,7 +261,7 @@ json fit_collectives(const BenchResults& bench) {
                              {"nranks", nranks},
                              {"ranks_per_node", ranks_per_node},
                              {"nnodes", nnodes},
-                             {"spans_nodes", t.get_int(rows.front(), "spans_nodes")}},
+                             {"spans_nodes", count_or(rows.front(), "spans_nodes", -1)}},
                             points, bus_factor));
   }
   return out;

@@ -22,7 +22,7 @@ std::string key_of(const json& g) {
   return g.value("collective", "?") + "/" + g.value("dtype", "?") + "/n" +
          std::to_string(g.value("nranks", int64_t{0})) + "/rpn" +
          std::to_string(g.value("ranks_per_node", int64_t{0})) + "/nodes" +
-         std::to_string(g.value("nnodes", int64_t{0}));
+         (g.value("nnodes", int64_t{0}) > 0 ? std::to_string(g.value("nnodes", int64_t{0})) : std::string("?"));
 }
 
 bool usable(const json& g, const std::string& form) {
@@ -187,9 +187,14 @@ using GroupsByShape = std::map<std::tuple<int64_t, int64_t, int64_t>, const json
 GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inter, const std::string& tier) {
   GroupsByShape chosen;
   std::vector<std::string> seen;
+  bool nodes_unknown = false;
   for (const json& g : groups) {
     if (g.value("collective", "") != q.collective) continue;
     seen.push_back(key_of(g));
+    if (g.value("nnodes", int64_t{1}) < 1) {  // imported from a log that names no hosts: no tier
+      nodes_unknown = true;
+      continue;
+    }
     if ((g.value("nnodes", int64_t{1}) > 1) != inter) continue;
     if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
     const auto k = std::make_tuple(g.value("nranks", int64_t{0}), g.value("nnodes", int64_t{0}),
@@ -207,7 +212,10 @@ GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inte
     throw std::invalid_argument("no " + tier + " " + q.collective + (q.dtype.empty() ? "" : " " + q.dtype) +
                                 " measurements to predict from" +
                                 (have.empty() ? "" : " (have: " + have + ")") +
-                                "; predictions do not cross link tiers");
+                                "; predictions do not cross link tiers" +
+                                (nodes_unknown ? "; a group with nodes? came from a log that names no hosts: "
+                                                 "import it again with --ranks-per-node N"
+                                               : ""));
   }
   return chosen;
 }

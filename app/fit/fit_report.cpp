@@ -22,7 +22,7 @@ std::string group_name(const json& g, const std::string& kind) {
   std::ostringstream o;
   if (kind == "collectives")
     o << g.value("collective", "?") << "/" << g.value("dtype", "?") << "/n" << g.value("nranks", 0)
-      << "/nodes" << g.value("nnodes", 0);
+      << "/nodes" << (g.value("nnodes", 0) > 0 ? std::to_string(g.value("nnodes", 0)) : std::string("?"));
   else
     o << g.value("pattern", "?") << "/" << g.value("direction", "?") << "/" << g.value("link_class", "?");
   return o.str();

@@ -229,6 +229,15 @@ void resolve_nodes(ImportedRun& run, const ImportOptions& options, const Launche
     run.nnodes = (run.nranks + run.ranks_per_node - 1) / run.ranks_per_node;
     run.nodes_from = "command line";
     run.unknown.push_back("host names: nodes taken from the launcher's command line");
+  } else if (!run.collectives.empty()) {
+    // A collective's figures stand without the node split; only a consumer that splits intra-
+    // from inter-node needs it, and it refuses the group, naming the flag.
+    run.nnodes = 0;
+    run.ranks_per_node = 0;
+    run.nodes_from = "unknown";
+    run.unknown.push_back("ranks per node (no host names, no launcher counts): nnodes, ranks_per_node and "
+                          "spans_nodes are left empty; an export that splits intra- from inter-node refuses this "
+                          "group until it is imported again with --ranks-per-node N");
   } else {
     throw ImportError(run.source_file, line,
                       "ranks per node unknown (the log names no hosts and no launcher counts); pass "

@@ -109,7 +109,7 @@ struct ImportedRun {
   int nnodes = 0;
   int ranks_per_node = 0;
   std::string nranks_from;   // "rank list", "--nranks", "busbw/algbw", "command line", "osu point-to-point"
-  std::string nodes_from;    // "host names", "--ranks-per-node", "command line"
+  std::string nodes_from;    // "host names", "--ranks-per-node", "command line", "unknown" (nnodes 0)
   std::string device;        // device name, "" when unknown
   bool graph = false;        // nccl-tests -G
   bool validated = true;     // false: -c 0 (every #wrong is N/A)

@@ -106,14 +106,13 @@ Row collective_row(const ImportedRun& run, const CollectivePoint& p, PointKeys& 
       .set("op", p.op)
       .set("in_place", p.in_place)
       .set("nranks", run.nranks)
-      .set("nnodes", run.nnodes)
-      .set("ranks_per_node", run.ranks_per_node)
-      .set("spans_nodes", run.nnodes > 1)
       .set("size_bytes", size_text(p.size_bytes))
       .set("algbw_gbps", algbw)
       .set("busbw_gbps", algbw * factor)
       .set("bus_factor", factor)
       .set("graph", run.graph);
+  if (run.nnodes > 0)  // 0: the log names neither hosts nor counts; the cells stay empty
+    row.set("nnodes", run.nnodes).set("ranks_per_node", run.ranks_per_node).set("spans_nodes", run.nnodes > 1);
   if (p.root >= 0) row.set("root", p.root);
   if (p.wrong) row.set("wrong", *p.wrong);
   if (esize > 0) {
@@ -307,8 +306,8 @@ std::string describe(const ImportedRun& run) {
     return o.str();
   }
   o << (run.program.empty() ? (run.collective.empty() ? run.p2p_pattern : run.collective) : run.program) << ", "
-    << run.nranks << " ranks (" << run.nranks_from << ") on " << run.nnodes << " node(s) (" << run.nodes_from
-    << "), " << (run.device.empty() ? "device unknown" : run.device) << ", "
+    << run.nranks << " ranks (" << run.nranks_from << ") on "
+    << (run.nnodes > 0 ? std::to_string(run.nnodes) + " node(s) (" + run.nodes_from + ")" : "an unknown number of nodes") << ", " << (run.device.empty() ? "device unknown" : run.device) << ", "
     << (!run.collectives.empty() ? run.collectives.size() : run.p2p.size()) << " rows";
   return o.str();
 }
@@ -359,7 +358,7 @@ ImportSummary write_imported_results(const std::vector<ImportedRun>& runs, const
     for (const auto& u : run.unknown) summary.messages.push_back("  not in the log: " + u);
     for (const auto& p : run.collectives)
       groups[run.collective + " " + p.dtype + " n=" + std::to_string(run.nranks) +
-             " nodes=" + std::to_string(run.nnodes)]
+             " nodes=" + (run.nnodes > 0 ? std::to_string(run.nnodes) : "?")]
           .insert(run.source_file);
   }
   for (const auto& [group, files] : groups)

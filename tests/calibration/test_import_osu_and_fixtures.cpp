@@ -10,6 +10,8 @@
 #include "app/import/import_text.h"
 #include "app/import/import_writer.h"
 #include "app/common/results_dir.h"
+#include "app/fit/calibration_build.h"
+#include "app/fit/comm_model.h"
 
 namespace gpucal::calibration {
 namespace {
@@ -126,20 +128,45 @@ TEST(ImportFixtures, NumbersThatAreNoLabelOrCountAreText) {
   EXPECT_EQ(parse_launcher("mpirun -H a:16777216,b:16777216 ./x").nranks, std::nullopt);  // 2^25 ranks: no count
 }
 
-TEST(ImportFixtures, FixturesWithoutTheFactsRefuseWithTheFlagToPass) {
+TEST(ImportFixtures, FixturesWithoutTheFactsImportWhatTheyGiveAndTheConsumerNamesTheFlag) {
   // No *_perf command line: the collective comes from the table (redop sum, root -1, S = count x 4).
   const auto t4 = import_log(fixture("nccl_t4_aws_g4dn_efa_2x1"), {});
   EXPECT_EQ(t4[0].collective, "allreduce");
   EXPECT_EQ(t4[0].collective_from.rfind("the table: ", 0), 0u) << t4[0].collective_from;
-  for (const auto& [name, flag] : std::map<std::string, std::string>{{"nccl_h100_aws_p5_efa_2x8", "--ranks-per-node"}}) {
+  // No host names and no launcher counts: 16 ranks from busbw/algbw, the nodes unknown.
+  const auto p5 = import_log(fixture("nccl_h100_aws_p5_efa_2x8"), {});
+  ASSERT_EQ(p5.size(), 1u);
+  EXPECT_EQ(p5[0].nranks, 16);
+  EXPECT_EQ(p5[0].nnodes, 0);
+  EXPECT_EQ(p5[0].nodes_from, "unknown");
+  const std::string dir = testing::fresh_temp_dir();
+  write_imported_results(p5, dir + "/out", {"gpucal", "import"});
+  const CsvTable t = CsvTable::read_file(dir + "/out/collectives.csv");
+  ASSERT_EQ(t.row_count(), 64u);
+  for (const char* column : {"nnodes", "ranks_per_node", "spans_nodes"})
+    EXPECT_FALSE(t.get_optional_double(0, column).has_value()) << column << " is not in the log";
+  // The fit keeps the group, in no tier; a tier's prediction refuses it, naming the flag.
+  const nlohmann::json calibration = build_calibration(load_results_dir(dir + "/out"));
+  const auto& groups = calibration["communication"]["collectives"];
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0]["spans_nodes"], -1);
+  EXPECT_EQ(groups[0]["nnodes"], 0);
+  EXPECT_EQ(groups[0]["nranks"], 16);
+  const CommModel model(calibration);
+  for (int64_t nnodes : {1, 2}) {
     try {
-      import_log(fixture(name), {});
-      ADD_FAILURE() << name << " imported without " << flag;
-    } catch (const ImportError& e) {
-      EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(name + ".log:"), std::string::npos) << e.what();
+      model.predict({.collective = "allreduce", .nranks = 16, .nnodes = nnodes, .size_bytes = 1 << 20});
+      ADD_FAILURE() << "a group of unknown nodes predicted a tier (nnodes " << nnodes << ")";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("--ranks-per-node N"), std::string::npos) << e.what();
     }
   }
+  // With the flag the same log is in the inter-node tier.
+  ImportOptions rpn;
+  rpn.ranks_per_node = 8;
+  write_imported_results(import_log(fixture("nccl_h100_aws_p5_efa_2x8"), rpn), dir + "/rpn", {"gpucal", "import"});
+  const CommModel tiered(build_calibration(load_results_dir(dir + "/rpn")));
+  EXPECT_GT(tiered.predict({.collective = "allreduce", .nranks = 16, .nnodes = 2, .size_bytes = 1 << 20}).time_s, 0);
 }
 
 TEST(ImportOsu, LatencyBandwidthAndBidirectionalBecomeP2pTransfers) {

@@ -21,7 +21,9 @@ using gpucal::calibration::ImportedRun;
 namespace {
 
 void check(const ImportedRun& run) {
-  if (run.nranks < 1 || run.nnodes < 1 || run.nnodes > run.nranks) std::abort();
+  // nnodes 0: a collectives log that names no hosts (ranks per node unknown); never else.
+  if (run.nranks < 1 || run.nnodes < 0 || run.nnodes > run.nranks) std::abort();
+  if (run.nnodes == 0 && (run.collectives.empty() || run.ranks_per_node != 0)) std::abort();
   for (const auto& p : run.collectives)
     if (!(p.size_bytes > 0) || !std::isfinite(p.time_us) || !(p.time_us > 0)) std::abort();
   for (const auto& p : run.p2p)
