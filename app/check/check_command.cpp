@@ -129,6 +129,8 @@ int run_check(const CheckOptions& o, std::ostream& out) {
                             e.sku + " (" + e.path + ")";
   out << title << "\n" << format_check_table(lines) << passes << " pass, " << fails << " fail, "
       << (lines.size() - static_cast<std::size_t>(passes + fails)) << " without a verdict (no floor or not measured)\n";
+  for (const auto& l : lines)
+    if (l.above_peak) out << l.metric << ": " << l.detail << "\n";
   if (!o.junit.empty()) write_file_atomic(o.junit, fleet::junit_xml("gpucal check " + e.sku, junit_cases(e.sku, lines)));
   if (!o.json.empty()) calibration::write_json_file(to_json(o, e, lines), o.json);
   if (!o.markdown.empty()) write_file_atomic(o.markdown, format_check_markdown(title, lines));

@@ -206,6 +206,14 @@ std::vector<CheckLine> check_metrics(const fleet::MetricSet& measured, const Exp
       line.detail = it->second.point;
       if (!e.floor.value) line.status = "no floor";
       else line.status = meets(*line.value, *e.floor.value, e.better) ? "pass" : "fail";
+      // Beyond the device's peak is no measurement of it (a timing that missed the work, a FLOP
+      // count of another convention): it fails, never passes as fast. 2% for clocks above base.
+      if (e.peak.value && e.better == fleet::Better::higher && *line.value > *e.peak.value * 1.02) {
+        line.status = "fail";
+        line.above_peak = true;
+        line.detail = it->second.point + ": above the peak " + fleet::format_value(*e.peak.value) + " " + e.unit +
+                      " (" + e.peak.source + "), so not a physical figure: check the source's timing and FLOP count";
+      }
     }
     lines.push_back(std::move(line));
   }

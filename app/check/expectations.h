@@ -61,6 +61,7 @@ struct CheckLine {
   std::string metric, status, unit, detail;
   std::optional<double> value, floor, typical;
   std::string floor_source, typical_source;
+  bool above_peak = false;  // a higher-is-better value beyond the expectations' peak: failed, not physical
 };
 
 std::vector<CheckLine> check_metrics(const fleet::MetricSet& measured, const Expectations& expected);

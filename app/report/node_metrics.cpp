@@ -180,6 +180,21 @@ RunIdentity identity_of(const ResultsDir& results) {
     fill(id.git_commit, s, "gpucal", "git_commit");
     fill(id.start_time, s, "start_time", nullptr);
   }
+  // An imported folder's sidecars name no device: its rows do (the name a log's ranks report, or
+  // import --device), the most frequent one per column.
+  auto from_rows = [&results](std::string& field, const char* column) {
+    if (!field.empty()) return;
+    std::map<std::string, std::size_t> seen;
+    for (const auto& [name, bench] : results.benches)
+      if (bench.table.has_column(column))
+        for (std::size_t r : bench.ok_rows)
+          if (const std::string& v = bench.table.get_string(r, column); !v.empty()) ++seen[v];
+    std::size_t most = 0;
+    for (const auto& [value, n] : seen)
+      if (n > most) most = n, field = value;
+  };
+  from_rows(id.device_name, "device");
+  from_rows(id.backend, "backend");
   return id;
 }
 

@@ -1,6 +1,8 @@
 // The shipped expectations (expectations/*.json) and the reader's refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "app/check/expectations.h"
 
 #ifndef GPUCAL_TEST_EXPECTATIONS_DIR
@@ -89,6 +91,27 @@ TEST(Expectations, ChecksPassFailAndWithoutVerdict) {
   EXPECT_EQ(check_metrics({}, e)[0].status, "not measured");
   EXPECT_TRUE(meets(5, 10, fleet::Better::lower));
   EXPECT_FALSE(meets(11, 10, fleet::Better::lower));
+}
+
+// A figure beyond the device's peak is no measurement of it (XLA's published H100 fp8 table
+// gives 2,424 TFLOP/s at 4096^3 against a dense peak of 1,979): it fails, naming the peak.
+TEST(Expectations, AFigureAboveThePeakFailsAsNotPhysical) {
+  const auto all = read_expectations_dir(GPUCAL_TEST_EXPECTATIONS_DIR);
+  const auto h100 = match_sku(all, "NVIDIA H100 80GB HBM3", "cuda");
+  ASSERT_TRUE(h100);
+  ASSERT_TRUE(h100->metrics.at("gemm_fp8_tflops").peak.value);
+  fleet::MetricSet m;
+  m["gemm_fp8_tflops"] = {"gemm_fp8_tflops", 2423.754, "TFLOP/s", fleet::Better::higher, "gemm/xla-table/fp8"};
+  auto line = check_metrics(m, *h100);
+  const auto fp8 = std::find_if(line.begin(), line.end(), [](const CheckLine& l) { return l.metric == "gemm_fp8_tflops"; });
+  ASSERT_NE(fp8, line.end());
+  EXPECT_EQ(fp8->status, "fail");
+  EXPECT_TRUE(fp8->above_peak);
+  EXPECT_NE(fp8->detail.find("above the peak 1979"), std::string::npos) << fp8->detail;
+  m["gemm_fp8_tflops"].value = 1300;  // below the peak, above the floor: a pass
+  line = check_metrics(m, *h100);
+  EXPECT_EQ(std::find_if(line.begin(), line.end(), [](const CheckLine& l) { return l.metric == "gemm_fp8_tflops"; })->status,
+            "pass");
 }
 
 }  // namespace
