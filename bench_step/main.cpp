@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog,
                             Metadata& meta) {
     const model::Workload w = flags.derive(resolve_backend_name(config.backend, config.device));
+    // An fp8 step needs Transformer Engine's scaling around every GEMM, which bench_step does not
+    // run: its time would not be the step's.
+    if (w.layout.fp8_gemms)
+      throw UsageError("--dtype fp8: bench_step times bf16, fp16 or fp32 steps; predict an fp8 step with gpucal predict");
     meta.doc()["model"] = model::to_json(w);
     // Distinct shapes per bench, one op each; each derived op points at its shape's entry.
     // Communicators are made in derivation order, the same on every rank.

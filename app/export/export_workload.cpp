@@ -39,7 +39,8 @@ std::string describe_step(const ExportWorkload& w, const model::Workload& stage)
   s << stage.model.name << " (scale " << l.scale << ", " << stage.facts.layers_total << " layers), tp " << l.tp
     << " pp " << l.pp << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep << (l.sp ? " sp" : "") << ", zero "
     << l.zero << ", seq " << stage.facts.seq << ", micro-batch " << l.micro_batch << ", "
-    << stage.facts.micro_batches << " micro-batch(es) per step, " << to_string(l.dtype) << "; overlap "
+    << stage.facts.micro_batches << " micro-batch(es) per step, " << to_string(l.dtype)
+    << (l.fp8_gemms ? " (linear GEMMs fp8_e4m3)" : "") << "; overlap "
     << predict::to_string(w.options.overlap) << ", schedule " << w.options.schedule.name;
   if (w.options.schedule.name == "interleaved") s << " (" << w.options.schedule.virtual_stages << " chunks)";
   return s.str();

@@ -162,6 +162,7 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
             << " layers), tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
             << (l.sp ? " sp" : "") << " seq=" << w.facts.seq << " micro_batch=" << l.micro_batch
             << " micro_batches=" << w.facts.micro_batches << " dtype=" << to_string(l.dtype)
+            << (l.fp8_gemms ? " (linear GEMMs fp8_e4m3)" : "")
             << "; overlap " << d["policy"]["overlap"].get<std::string>() << ", schedule "
             << d["policy"]["schedule"].get<std::string>() << "\n";
   if (per_op) {

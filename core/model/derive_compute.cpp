@@ -21,9 +21,9 @@ Counts counts_of(const StepFacts& f) {
 // The three GEMMs of a linear layer in[in] -> out[out] over `tokens` tokens (workload.h
 // gives the forms), `calls` times per step each. batch > 1: local experts, one grouped GEMM.
 void add_linear(Workload& w, const std::string& name, int64_t in, int64_t out, int64_t tokens, int64_t calls,
-                int64_t batch = 1) {
+                int64_t batch = 1, bool in_gemm_dtype = true) {
   if (calls == 0 || tokens == 0) return;
-  const DType d = w.layout.dtype;
+  const DType d = in_gemm_dtype ? w.layout.gemm_dtype() : w.layout.dtype, out_d = w.layout.dtype;
   auto gemm = [&](const std::string& form, const std::string& layout, int64_t m, int64_t n, int64_t k,
                   double beta, DType out_dtype) {
     ModelOp op;
@@ -35,8 +35,8 @@ void add_linear(Workload& w, const std::string& name, int64_t in, int64_t out, i
         .m = m, .n = n, .k = k, .batch = batch, .layout = layout, .beta = beta, .out_dtype = out_dtype};
     w.ops.push_back(op);
   };
-  gemm("fwd", "TN", out, tokens, in, 0.0, d);
-  gemm("dgrad", "NN", in, tokens, out, 0.0, d);
+  gemm("fwd", "TN", out, tokens, in, 0.0, out_d);
+  gemm("dgrad", "NN", in, tokens, out, 0.0, out_d);
   gemm("wgrad", "NT", in, out, tokens, 1.0, DType::fp32);
 }
 
@@ -118,7 +118,8 @@ void add_compute_ops(Workload& w) {
   }
 
   // Logits on the last stage: column-parallel over the padded vocabulary.
-  if (f.last_stage && m.vocab > 0) add_linear(w, "logits", m.hidden, f.vocab_padded / tp, T, c.micro_batches);
+  if (f.last_stage && m.vocab > 0)
+    add_linear(w, "logits", m.hidden, f.vocab_padded / tp, T, c.micro_batches, 1, /*in_gemm_dtype=*/false);
 }
 
 LayerParams layer_params(const ModelSpec& m, const ParallelLayout& l, const StepFacts& f, int64_t layer) {

@@ -126,6 +126,7 @@ nlohmann::json to_json(const ParallelLayout& l) {
           {"micro_batch", l.micro_batch},
           {"global_batch", l.global_batch},
           {"dtype", to_string(l.dtype)},
+          {"gemm_dtype", to_string(l.gemm_dtype())},
           {"grad_dtype", to_string(l.grad_dtype)},
           {"zero", l.zero},
           {"dp_bucket_params", l.dp_bucket_params},

@@ -25,6 +25,11 @@ struct ParallelLayout {
   int64_t micro_batch = 1;    // sequences per micro-batch
   int64_t global_batch = 0;   // sequences per step; 0: micro_batch * dp (one micro-batch)
   DType dtype = DType::bf16;  // parameters, activations, GEMM inputs, TP/PP/CP/EP messages
+  // The linear layers' GEMM inputs (gemm_dtype()): dtype, or fp8_e4m3 with --dtype fp8 (Transformer Engine's FP8
+  // recipe: the projections' and MLPs' GEMMs in fp8 with bf16 outputs; attention, element-wise
+  // ops, messages, parameters and the output layer, which Megatron keeps outside TE, in bf16).
+  bool fp8_gemms = false;
+  DType gemm_dtype() const { return fp8_gemms ? DType::fp8_e4m3 : dtype; }
   // Gradient reduction type. Megatron-LM's arguments.py turns bf16 training into fp32
   // gradient accumulation and all-reduce (accumulate_allreduce_grads_in_fp32).
   DType grad_dtype = DType::fp32;

@@ -69,7 +69,9 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
   dtype_opt = app.get_option_no_throw("--dtype");
   if (!dtype_opt)
     dtype_opt = layout_opt(
-        app.add_option("--dtype", dtype, what + "bf16, fp16, fp32; auto: fp32 on host, bf16 on GPUs"));
+        app.add_option("--dtype", dtype,
+                       what + "bf16, fp16, fp32, fp8 (the linear layers' GEMMs in fp8_e4m3, the rest bf16, as "
+                              "Transformer Engine); auto: fp32 on host, bf16 on GPUs"));
 }
 
 void ModelFlags::require_model_for_layout_flags() const {
@@ -92,9 +94,10 @@ ParallelLayout ModelFlags::resolved_layout(const std::string& backend_name) cons
     if (l.seq < 1) throw UsageError("--seq: expected a sequence length of at least 1, got '" + seq_text + "'");
   }
   if (dtype_opt && dtype_opt->count() > 0 && option_value(dtype_opt).empty())
-    throw UsageError("--dtype with --model: expected bf16, fp16, fp32 or auto, got ''");
+    throw UsageError("--dtype with --model: expected bf16, fp16, fp32, fp8 or auto, got ''");
   l.sp = sp;
   l.dtype = resolve_model_dtype(option_value(dtype_opt), backend_name);
+  l.fp8_gemms = option_value(dtype_opt) == "fp8";
   l.grad_dtype = resolve_grad_dtype(grad_dtype, l.dtype);
   l.dp_bucket_params = dp_bucket == "auto" ? -1 : parse_size(dp_bucket, "dp-bucket-params");
   if (pp_stage == "last")

@@ -46,6 +46,9 @@ DType resolve_model_dtype(const std::string& text, const std::string& backend_na
   if (text.empty() || text == "auto") return backend_name == "host" ? DType::fp32 : DType::bf16;
   if (text.find(',') != std::string::npos)
     throw UsageError("--dtype with --model takes one dtype, got '" + text + "'");
+  if (text == "fp8") return DType::bf16;  // fp8 GEMMs in bf16 training (ParallelLayout::fp8_gemms)
+  if (text != "bf16" && text != "fp16" && text != "fp32")
+    throw UsageError("--dtype with --model: expected bf16, fp16, fp32, fp8 or auto, got '" + text + "'");
   return parse_dtype(text);
 }
 
@@ -147,7 +150,8 @@ void ModelOptions::print_list() const {
             << "# layout tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
             << " sp=" << l.sp << " seq=" << f.seq << " micro_batch=" << l.micro_batch
             << " global_batch=" << f.global_batch << " micro_batches=" << f.micro_batches
-            << " dtype=" << to_string(l.dtype) << " grad_dtype=" << to_string(l.grad_dtype)
+            << " dtype=" << to_string(l.dtype) << (l.fp8_gemms ? " gemm_dtype=fp8_e4m3" : "")
+            << " grad_dtype=" << to_string(l.grad_dtype)
             << " zero=" << l.zero << " scale=" << l.scale << "\n"
             << "# rank: stage " << f.stage << " of " << l.pp << ", " << f.tokens
             << " tokens per micro-batch, " << w.dense_params << " dense and " << w.expert_params

@@ -39,6 +39,34 @@ ParallelLayout layout(int64_t tp, int64_t pp = 1, int64_t dp = 1) {
   return l;
 }
 
+// --dtype fp8 (Transformer Engine's recipe): the projections' and MLPs' GEMMs take fp8_e4m3 and
+// write bf16 (weight gradients fp32); the output layer, attention, element-wise ops and messages
+// stay bf16. Shapes and counts are the bf16 step's.
+TEST(WorkloadShapes, Fp8GemmsOnlyInTheLinearLayers) {
+  ParallelLayout l = layout(2, 1, 2);
+  const Workload bf16 = derive_workload(find_preset("llama3-8b"), l);
+  l.fp8_gemms = true;
+  const Workload fp8 = derive_workload(find_preset("llama3-8b"), l);
+  ASSERT_EQ(fp8.ops.size(), bf16.ops.size());
+  int fp8_gemms = 0;
+  for (std::size_t i = 0; i < fp8.ops.size(); ++i) {
+    const ModelOp& o = fp8.ops[i];
+    SCOPED_TRACE(o.role);
+    EXPECT_EQ(o.role, bf16.ops[i].role);
+    EXPECT_EQ(o.calls_per_step, bf16.ops[i].calls_per_step);
+    if (o.kind == OpKind::gemm && o.role.rfind("logits", 0) != 0) {
+      EXPECT_EQ(o.dtype, DType::fp8_e4m3);
+      EXPECT_EQ(o.gemm.out_dtype, bf16.ops[i].gemm.out_dtype);  // bf16, fp32 for wgrad
+      ++fp8_gemms;
+    } else {
+      EXPECT_EQ(o.dtype, bf16.ops[i].dtype);
+    }
+  }
+  EXPECT_EQ(fp8_gemms, 15);  // qkv, attn_out, mlp_gate, mlp_up, mlp_down x fwd, dgrad, wgrad
+  EXPECT_EQ(op_of(fp8, "logits_fwd").dtype, DType::bf16);
+  EXPECT_EQ(op_of(fp8, "attn_fwd").dtype, DType::bf16);
+}
+
 // Llama-3 70B at TP = 8: 64 query heads, 8 kv heads, head dim 128, hidden 8192, FFN 28672.
 TEST(WorkloadShapes, Llama3_70B_TP8) {
   ParallelLayout l = layout(8, 1, 2);
