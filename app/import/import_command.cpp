@@ -34,7 +34,7 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
                   "which device's table of an XLA file that holds several (sm_90, sm_100_B200, gfx950, ...)");
   cmd->add_option("--source-ref", options_.source_ref,
                   "where the logs came from (repository, path and commit, or a paper and its table): kept in every "
-                  "row's status_detail and in the sidecar");
+                  "row's status_detail and in the sidecar; default: each file's own '# source:' comment line");
   cmd->add_option("--format", options_.format,
                   "log format: auto (found by each format's rule; a log may hold several) or one of\n" +
                       registry::help_lines(import_formats()))

@@ -91,11 +91,32 @@ std::vector<ImportedRun> read_runs(const std::string& path, const ImportOptions&
                         " recognizes it (gpucal import --help says what each looks for); pass --format NAME");
 }
 
+// A file's own '# source: ...' line in its leading comment block (with the '#   ' lines that
+// continue it), the way a collected log or table names where it came from; "" when none.
+std::string source_from_header(const std::string& path) {
+  std::string source;
+  bool in_source = false;
+  for (const LogLine& line : read_log_lines(path)) {
+    const std::string& t = line.text;
+    if (t.rfind("#", 0) != 0) break;  // the leading comment block ends
+    if (t.rfind("# source:", 0) == 0) {
+      source = trim(t.substr(9));
+      in_source = true;
+    } else if (in_source && t.rfind("#   ", 0) == 0) {
+      source += " " + trim(t.substr(1));
+    } else {
+      in_source = false;
+    }
+  }
+  return source;
+}
+
 }  // namespace
 
 std::vector<ImportedRun> import_log(const std::string& path, const ImportOptions& options) {
   std::vector<ImportedRun> runs = read_runs(path, options);
-  for (auto& run : runs) run.source_ref = options.source_ref;
+  const std::string source = options.source_ref.empty() ? source_from_header(path) : options.source_ref;
+  for (auto& run : runs) run.source_ref = source;
   return runs;
 }
 

@@ -169,6 +169,24 @@ TEST(ImportFixtures, FixturesWithoutTheFactsImportWhatTheyGiveAndTheConsumerName
   EXPECT_GT(tiered.predict({.collective = "allreduce", .nranks = 16, .nnodes = 2, .size_bytes = 1 << 20}).time_s, 0);
 }
 
+// A file's own '# source:' comment (with its '#   ' continuation lines) is its source_ref unless
+// --source-ref gives one: every row of a collected log or table names where it came from.
+TEST(ImportFixtures, EachFileNamesItsSourceFromItsHeader) {
+  const auto hgx = import_log(fixture("nccl_h100_hgx_ib_2x8"), {});
+  EXPECT_EQ(hgx[0].source_ref, "https://github.com/NVIDIA/nccl-tests/issues/309 (issue description by qoofyk, 2025-05)");
+  const auto xla = import_log(testing::beside_test_binary(GPUCAL_XLA_FIXTURES_RELATIVE) + "/xla_matmul_sm90.txtpb", {});
+  EXPECT_NE(xla[0].source_ref.find("default_matmul_perf_table.txtpb at commit dc660322168302831d1cbc4c99683cd79671286e"),
+            std::string::npos)
+      << xla[0].source_ref;
+  ImportOptions given;
+  given.source_ref = "a paper, table 3";
+  EXPECT_EQ(import_log(fixture("nccl_h100_hgx_ib_2x8"), given)[0].source_ref, "a paper, table 3");
+  const std::string dir = testing::fresh_temp_dir();
+  const std::string log = testing::read_text(fixture("nccl_l40s_tcp_2x1"));
+  const std::string bare = testing::write_file(dir, "bare.log", log.substr(log.find("# nThread")));
+  EXPECT_EQ(import_log(bare, {})[0].source_ref, "");  // no header of its own: no source
+}
+
 TEST(ImportOsu, LatencyBandwidthAndBidirectionalBecomeP2pTransfers) {
   const auto lat = import_log(fixture("osu_latency_alps_slingshot_mpich"), {});
   ASSERT_EQ(lat[0].p2p.size(), 23u);
