@@ -22,7 +22,7 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   std::string tools;
   for (const auto& t : export_targets()) tools += (tools.empty() ? "" : ", ") + std::string(t.tool);
   auto* cmd = app.add_subcommand("export", "write inputs for " + tools);
-  cmd->add_option("RESULTS_DIR", source_, "results folder or a calibration.json")->required();
+  cmd->add_option("RESULTS_DIR", source_, "results folder (its calibration.json when present, else the fit of its rows) or a calibration.json")->required();
   cmd->add_option("--to", target_,
                   registry::choices(export_targets()) +
                       " | all (the workload targets with --model; xla for a GPU's calibration), or a comma list:\n" +
@@ -73,7 +73,10 @@ int ExportCommand::run() {
     if (out_dir.empty()) out_dir = (fs::path(source_).parent_path() / "export").string();
   } else {
     results = load_results(source_, allow_suspect_);
-    calibration = build_calibration(*results);
+    // As predict and predict-comm: the folder's calibration.json when it has one (a reference
+    // calibration adds published and derived figures to its fit), else the fit of its rows.
+    const fs::path existing = fs::path(source_) / "calibration.json";
+    calibration = fs::is_regular_file(existing) ? read_calibration_file(existing.string()) : build_calibration(*results);
     if (out_dir.empty()) out_dir = (fs::path(source_) / "export").string();
   }
   settings.set_workload(workload_.resolve(source_, results ? &*results : nullptr, calibration));

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Builds the public H100 SXM reference calibration from public measured tables.
+
+    python3 results/reference/public-h100-sxm/build.py --gpucal build/app/gpucal --out DIR
+
+Measured, imported with `gpucal import` (each row's status_detail and each sidecar source name
+the repository, path and commit, from the fixture's own '# source:' line):
+  - GEMM: XLA's H100 table (tests/fixtures/xla_tables/xla_matmul_sm90.txtpb), bf16, f32, fp8;
+  - collectives within a node: XLA's H100 table (xla_collective_sm90.txtpb), groups of 2, 4, 8;
+  - allreduce across nodes: nccl-tests on 2 HGX H100 nodes over NDR InfiniBand
+    (tests/fixtures/comm_logs/nccl_h100_hgx_ib_2x8.log).
+Then `gpucal fit`, and the figures no public table gives, each marked in calibration.json:
+  - memory.device_bandwidth_gbps: published (expectations/h100_sxm.json's hbm_copy_gbps typical);
+  - compute.gemm.<dtype>.peak_tflops: published (the same file's peaks);
+  - compute.attention: derived, by the rule in ATTENTION_RULE, from gpucal's own H200 measurement.
+calibration.json's `provenance` lists every section with its kind (measured, published, derived)
+and source; nothing is left unmarked. Paths are written relative to the repository.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+DEVICE = "NVIDIA H100 80GB HBM3"
+INPUTS = ["tests/fixtures/xla_tables/xla_matmul_sm90.txtpb",
+          "tests/fixtures/xla_tables/xla_collective_sm90.txtpb",
+          "tests/fixtures/comm_logs/nccl_h100_hgx_ib_2x8.log"]
+EXPECTATIONS = "expectations/h100_sxm.json"
+H200 = "results/reference/nvidia-h200"
+ATTENTION_RULE = (
+    "H200's cuDNN attention TFLOP/s as measured by gpucal bench_attention (" + H200 + "/attention.csv, "
+    "commit 1aa8c33), taken for the H100 SXM: both are the GH100 die with 132 SMs, the same tensor cores "
+    "and the same 1980 MHz boost clock at 700 W; at head dim 128 and sequences of 512 and more the kernel "
+    "is bound by the tensor cores, not by HBM (4.8 TB/s on H200, 3.35 on H100), so the H100's figure is "
+    "at most this one")
+OUTPUTS = ["calibration.json", "collectives.csv", "collectives.json", "gemm.csv", "gemm.json"]
+GEMM_DTYPES = {"bf16": "gemm_bf16_tflops", "fp8_e4m3": "gemm_fp8_tflops"}
+
+
+def gpucal(binary, *args):
+    done = subprocess.run([binary, *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit("build.py: gpucal %s failed (exit %d):\n%s%s" % (" ".join(args), done.returncode,
+                                                                 done.stdout, done.stderr))
+    return done.stdout
+
+
+def relative_paths(value, renames):
+    """Each string with the paths in `renames` replaced (the scratch folder by the final one, the
+    repository's root by nothing), so the folder names no machine's paths."""
+    if isinstance(value, str):
+        for old, new in renames:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [relative_paths(v, renames) for v in value]
+    if isinstance(value, dict):
+        return {k: relative_paths(v, renames) for k, v in value.items()}
+    return value
+
+
+def write_json(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def derived_attention(binary, scratch):
+    """compute.attention of gpucal's fit of the H200 attention rows, each entry marked derived."""
+    os.makedirs(scratch)
+    for name in ("attention.csv", "attention.json"):
+        shutil.copy(os.path.join(REPO, H200, name), scratch)
+    gpucal(binary, "fit", scratch)
+    with open(os.path.join(scratch, "calibration.json")) as f:
+        entries = json.load(f)["compute"]["attention"]
+    if not entries:
+        sys.exit("build.py: the H200 attention rows gave no compute.attention entry")
+    for e in entries:
+        e["derived"] = ATTENTION_RULE
+        for point in e["by_seq"]:
+            point["point"] = H200 + "/attention.csv " + point["point"]
+            point["efficiency"] = None  # against the H200's peak; the H100 has its own
+    return entries
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gpucal", required=True, help="the gpucal executable")
+    parser.add_argument("--out", required=True, help="results folder to write (absent, or holding only its outputs)")
+    args = parser.parse_args()
+    final = os.path.abspath(args.out)
+    kept = {"README.md", "build.py"}  # the folder's own files; the rest is what this script writes
+    if os.path.exists(final) and not set(os.listdir(final)) <= kept | set(OUTPUTS):
+        sys.exit("build.py: --out %s holds files this script does not write: %s" % (
+            args.out, ", ".join(sorted(set(os.listdir(final)) - kept - set(OUTPUTS)))))
+    binary = os.path.abspath(args.gpucal)
+    work = tempfile.mkdtemp(prefix="public-h100-sxm.")
+    try:
+        build(binary, os.path.join(work, "run"), final)
+        os.makedirs(final, exist_ok=True)
+        for name in OUTPUTS:
+            shutil.copy(os.path.join(work, "run", name), os.path.join(final, name))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("wrote %s (%s)" % (args.out, ", ".join(OUTPUTS)))
+
+
+def build(binary, out, final):
+    gpucal(binary, "import", *[os.path.join(REPO, p) for p in INPUTS], "--device", DEVICE, "--out", out)
+    gpucal(binary, "fit", out)
+    with open(os.path.join(REPO, EXPECTATIONS)) as f:
+        expected = json.load(f)["metrics"]
+    cal_path = os.path.join(out, "calibration.json")
+    with open(cal_path) as f:
+        cal = json.load(f)
+
+    provenance = []
+    with open(os.path.join(out, "gemm.json")) as f:
+        gemm_source = json.load(f)["sources"][0]["source_ref"]
+    for dtype, table in sorted(cal["compute"]["gemm"].items()):
+        provenance.append({"section": "compute.gemm." + dtype, "kind": "measured",
+                           "source": gemm_source, "via": "gemm.csv (gpucal import)"})
+        metric = GEMM_DTYPES.get(dtype)
+        if metric and "peak" in expected[metric]:
+            table["peak_tflops"] = expected[metric]["peak"]["value"]
+            table["peak_source"] = expected[metric]["peak"]["source"]
+            provenance.append({"section": "compute.gemm.%s.peak_tflops" % dtype, "kind": "published",
+                               "source": table["peak_source"], "via": EXPECTATIONS})
+            if table["best_tflops"] > table["peak_tflops"]:
+                provenance[-2]["note"] = (
+                    "above the published dense peak: best %.0f TFLOP/s (%s) against %.0f, so not a physical "
+                    "figure of this device (gpucal check fails it); predictions from it are optimistic"
+                    % (table["best_tflops"], table["best_point"], table["peak_tflops"]))
+    with open(os.path.join(out, "collectives.json")) as f:
+        sources = {s["file"]: s["source_ref"] for s in json.load(f)["sources"]}
+    for g in cal["communication"]["collectives"]:
+        name = "communication.collectives %s %s n%d nodes%d" % (g["collective"], g["dtype"], g["nranks"], g["nnodes"])
+        src = sorted({ref for ref in sources.values()
+                      if ("nccl-tests" in ref) == (g["nnodes"] > 1)})
+        provenance.append({"section": name, "kind": "measured", "source": "; ".join(src),
+                           "via": "collectives.csv (gpucal import)"})
+    hbm = expected["hbm_copy_gbps"]["typical"]
+    if cal.get("memory") is None:
+        cal["memory"] = {}
+    cal["memory"]["device_bandwidth_gbps"] = hbm["value"]
+    cal["memory"]["device_bandwidth_source"] = "published: " + hbm["source"]
+    provenance.append({"section": "memory.device_bandwidth_gbps", "kind": "published", "source": hbm["source"],
+                       "via": EXPECTATIONS + " hbm_copy_gbps.typical"})
+    with tempfile.TemporaryDirectory() as scratch:
+        cal["compute"]["attention"] = derived_attention(binary, os.path.join(scratch, "h200"))
+    provenance.append({"section": "compute.attention", "kind": "derived", "source": H200 + "/attention.csv",
+                       "rule": ATTENTION_RULE})
+    cal["provenance"] = provenance
+    final_name = os.path.relpath(final, REPO) if final.startswith(REPO + "/") else os.path.basename(final)
+    renames = [(out, final_name), (REPO + "/", "")]
+    cal["results_dir"] = final_name
+    # What the public tables do not give stays missing, said so; the fit's note on memory is
+    # answered above.
+    cal["missing"] = [m for m in cal.get("missing", []) if not m.startswith(("memory.", "compute.attention"))]
+    write_json(cal_path, relative_paths(cal, renames))
+    for name in os.listdir(out):
+        if name.endswith(".json") and name != "calibration.json":
+            with open(os.path.join(out, name)) as f:
+                doc = json.load(f)
+            write_json(os.path.join(out, name), relative_paths(doc, renames))
+    print("provenance: %d entries (%s)" % (len(provenance), ", ".join(
+        "%d %s" % (sum(p["kind"] == k for p in provenance), k) for k in ("measured", "published", "derived"))))
+
+
+if __name__ == "__main__":
+    main()
