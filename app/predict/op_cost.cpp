@@ -51,6 +51,9 @@ int64_t group_nnodes(const std::string& group, int64_t group_size, const model::
   int64_t stride = 1;  // Megatron order: tp, cp, (ep within) dp, pp
   if (group == "cp" || group == "ep") stride = l.tp;
   if (group == "dp" || group == "expert_dp") stride = l.tp * l.cp;
+  // The gradients' group is dp x cp (StepFacts::dp_group): at one tp rank, the cp and dp ranks
+  // together, contiguous at stride tp.
+  if (group == "dp" && l.cp > 1 && group_size == l.dp * l.cp) stride = l.tp;
   if (group == "pp" || group == "embedding") stride = l.tp * l.cp * l.dp;
   const int64_t per_node = std::clamp<int64_t>(ranks_per_node / std::max<int64_t>(stride, 1), 1, group_size);
   return (group_size + per_node - 1) / per_node;

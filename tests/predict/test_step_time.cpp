@@ -146,6 +146,16 @@ TEST(PredictCost, GroupNodes) {
   EXPECT_EQ(group_nnodes("dp", 16, l, 8), 16);
   l.tp = 2;  // dp stride 2: 4 per node
   EXPECT_EQ(group_nnodes("dp", 16, l, 8), 4);
+  // With cp the gradients' group is dp x cp: tp 1, cp 2, dp 4 is ranks 0..7, one node; a dp
+  // group alone (one cp rank's) has stride tp x cp.
+  l.tp = 1;
+  l.cp = 2;
+  l.dp = 4;
+  EXPECT_EQ(group_nnodes("dp", 8, l, 8), 1);
+  EXPECT_EQ(group_nnodes("dp", 4, l, 4), 2);
+  l.tp = 4;  // tp 4, cp 2, dp 2: the dp x cp group at stride 4, 2 per node of 8
+  l.dp = 2;
+  EXPECT_EQ(group_nnodes("dp", 4, l, 8), 2);
 }
 
 TEST(PredictSweep, Combinations) {
