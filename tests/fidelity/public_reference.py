@@ -6,7 +6,7 @@ its sources to the committed files, every figure names its source, and check and
 
 1. build.py into WORK_DIR/rebuilt: the CSVs are the committed ones byte for byte, and
    calibration.json's figures (compute, communication, memory, provenance, missing) equal them.
-2. Every compute.gemm dtype, communication group, compute.attention and the memory bandwidth has a
+2. Every compute.gemm dtype, communication group (p2p ones derived), compute.attention and the memory bandwidth has a
    provenance entry of kind measured (its source naming a commit or an address), published or
    derived (with its rule); nothing unmarked.
 3. `gpucal check --expect auto` finds h100_sxm and fails closed on what the public tables get
@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 FOLDER = "results/reference/public-h100-sxm"
-CSVS = ["gemm.csv", "collectives.csv"]
+CSVS = ["gemm.csv", "collectives.csv", "p2p.csv"]
 SECTIONS = ["compute", "communication", "memory", "provenance", "missing"]
 
 
@@ -94,6 +94,8 @@ def main():
     wanted = ["compute.gemm." + d for d in cal["compute"]["gemm"]]
     wanted += ["communication.collectives %s %s n%d nodes%d" % (g["collective"], g["dtype"], g["nranks"], g["nnodes"])
                for g in cal["communication"]["collectives"]]
+    wanted += ["communication.p2p %s %s %s" % (g["pattern"], g["direction"], g["link_class"])
+               for g in cal["communication"]["p2p"]]
     wanted += ["compute.attention", "memory.device_bandwidth_gbps"]
     for section in wanted:
         p = marked.get(section)

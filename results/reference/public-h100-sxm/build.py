@@ -17,6 +17,7 @@ calibration.json's `provenance` lists every section with its kind (measured, pub
 and source; nothing is left unmarked. Paths are written relative to the repository.
 """
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -38,7 +39,14 @@ ATTENTION_RULE = (
     "and the same 1980 MHz boost clock at 700 W; at head dim 128 and sequences of 512 and more the kernel "
     "is bound by the tensor cores, not by HBM (4.8 TB/s on H200, 3.35 on H100), so the H100's figure is "
     "at most this one")
-OUTPUTS = ["calibration.json", "collectives.csv", "collectives.json", "gemm.csv", "gemm.json"]
+OUTPUTS = ["calibration.json", "collectives.csv", "collectives.json", "gemm.csv", "gemm.json", "p2p.csv", "p2p.json"]
+# bench_p2p's columns (results/SCHEMA.md), in its order.
+P2P_COLUMNS = ("schema_version,bench,impl,backend,device,point,repetition,status,status_detail,regime,samples,"
+               "launches_per_sample,combine,converged,stop_reason,sampling_time_s,time_us_median,time_us_p10,"
+               "time_us_p90,time_us_min,time_us_max,time_us_mean,time_us_stdev,noise_rel,verified,max_rel_err,"
+               "sm_clock_mhz,mem_clock_mhz,power_w,temp_c,throttle_reasons,suspect,process_run,pattern,direction,"
+               "engine,src_rank,dst_rank,src_device,dst_device,src_node,dst_node,link_class,memory,size_bytes,"
+               "bytes_counted,bytes_counted_rule,concurrent,bandwidth_gbps,peak_gbps,wrong,latency_us").split(",")
 GEMM_DTYPES = {"bf16": "gemm_bf16_tflops", "fp8_e4m3": "gemm_fp8_tflops"}
 
 
@@ -68,6 +76,44 @@ def write_json(path, doc):
     with open(path, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+P2P_RULE = (
+    "XLA's all-gather over 2 GPUs of one node at S bytes (its table's sizes are the total over ranks): each "
+    "GPU sends its S/2 to the other and receives the other's, the traffic of a sendrecv of S/2 each way at "
+    "once, so the sendrecv's time at S/2 is the all-gather's at S")
+
+
+def derived_p2p(out):
+    """p2p.csv rows derived from XLA's 2-GPU all-gather rows (P2P_RULE), in bench_p2p's columns, and
+    their sidecar; gpucal fit then makes the communication.p2p group."""
+    with open(os.path.join(out, "collectives.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r["collective"] == "allgather" and r["nranks"] == "2"
+                and r["impl"] == "xla-table" and r["status"] == "ok"]
+    if not rows:
+        sys.exit("build.py: XLA's table gave no 2-GPU all-gather rows to derive p2p from")
+    columns = P2P_COLUMNS
+    with open(os.path.join(out, "p2p.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            total = float(r["size_bytes"])
+            message, time = total / 2, float(r["time_us_median"])
+            w.writerow({"schema_version": r["schema_version"], "bench": "p2p", "impl": "derived", "backend": "cuda",
+                        "device": r["device"], "point": "p2p/derived/sendrecv/device/intra/%d" % message,
+                        "status": "ok",
+                        "status_detail": "derived from %s: %s" % (r["point"], r["status_detail"]),
+                        "regime": "hot", "samples": "1", "time_us_median": r["time_us_median"],
+                        "time_us_p10": r["time_us_p10"], "time_us_p90": r["time_us_p90"],
+                        "time_us_mean": r["time_us_mean"], "verified": "skipped", "suspect": "", "process_run": "0",
+                        "pattern": "sendrecv", "direction": "bi", "engine": "nccl", "src_rank": "0", "dst_rank": "1",
+                        "src_device": "0", "dst_device": "1", "src_node": "node0", "dst_node": "node0",
+                        "link_class": "intra-node", "memory": "device", "size_bytes": "%d" % message,
+                        "bytes_counted": "%d" % total, "bytes_counted_rule": "both directions",
+                        "concurrent": "1", "bandwidth_gbps": "%.7g" % (total / time / 1e3)})
+    write_json(os.path.join(out, "p2p.json"), {
+        "bench": "p2p", "csv_schema_version": 2, "metadata_schema_version": 1, "rows": len(rows), "failed_rows": 0,
+        "exit_code": 0, "derived": {"rule": P2P_RULE, "from": "collectives.csv (XLA's 2-GPU all-gather rows)"}})
 
 
 def derived_attention(binary, scratch):
@@ -112,6 +158,7 @@ def main():
 
 def build(binary, out, final):
     gpucal(binary, "import", *[os.path.join(REPO, p) for p in INPUTS], "--device", DEVICE, "--out", out)
+    derived_p2p(out)
     gpucal(binary, "fit", out)
     with open(os.path.join(REPO, EXPECTATIONS)) as f:
         expected = json.load(f)["metrics"]
@@ -144,6 +191,10 @@ def build(binary, out, final):
                       if ("nccl-tests" in ref) == (g["nnodes"] > 1)})
         provenance.append({"section": name, "kind": "measured", "source": "; ".join(src),
                            "via": "collectives.csv (gpucal import)"})
+    for g in cal["communication"]["p2p"]:
+        provenance.append({"section": "communication.p2p %s %s %s" % (g["pattern"], g["direction"], g["link_class"]),
+                           "kind": "derived", "source": "collectives.csv (XLA's 2-GPU all-gather rows)",
+                           "rule": P2P_RULE, "via": "p2p.csv (build.py)"})
     hbm = expected["hbm_copy_gbps"]["typical"]
     if cal.get("memory") is None:
         cal["memory"] = {}
