@@ -193,8 +193,10 @@ RunIdentity identity_of(const ResultsDir& results) {
     for (const auto& [value, n] : seen)
       if (n > most) most = n, field = value;
   };
-  from_rows(id.device_name, "device");
-  from_rows(id.backend, "backend");
+  if (id.device_name.empty()) {  // both from the rows, or neither: a sidecar's device stands alone
+    from_rows(id.device_name, "device");
+    from_rows(id.backend, "backend");
+  }
   return id;
 }
 
