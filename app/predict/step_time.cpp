@@ -73,10 +73,13 @@ void validate_schedule(const Schedule& schedule, const model::Workload& w) {
     if (m % pp != 0)
       throw UsageError("--schedule interleaved needs micro-batches (" + std::to_string(m) +
                        ") to be a multiple of --pp (" + std::to_string(pp) + ")");
-    const int64_t stage_layers = w.facts.layer_end - w.facts.layer_begin;
-    if (stage_layers % v != 0)
+    const int64_t stage_layers = w.facts.layer_end - w.facts.layer_begin, slots = w.facts.stage_slots;
+    if (slots % v != 0)
       throw UsageError("--virtual-stages " + std::to_string(v) + " does not divide the stage's " +
-                       std::to_string(stage_layers) + " layers");
+                       std::to_string(stage_layers) + " layers" +
+                       (slots != stage_layers ? " and the embedding or loss counted as layers (" +
+                                                    std::to_string(slots) + ")"
+                                              : std::string()));
   } else if (schedule.name != "1f1b") {
     throw UsageError("--schedule: expected 1f1b or interleaved, got '" + schedule.name + "'");
   }

@@ -22,6 +22,29 @@ void divides(int64_t value, int64_t by, const std::string& what, const std::stri
           flag + " " + str(by) + ": " + what + " (" + str(value) + ") is not divisible by " + str(by));
 }
 
+// The rank's pipeline stage and its layers [layer_begin, layer_end): split as evenly as they go,
+// earlier stages taking the extra; with Megatron's accounting, the embedding and the loss take a
+// layer's place on the first and the last stage, and the layers with them must split evenly.
+void split_stage_layers(const ModelSpec& m, const ParallelLayout& l, StepFacts& f) {
+  require(m.layers >= l.pp, "--pp " + str(l.pp) + ": the model as run has only " + str(m.layers) + " layers");
+  f.stage = l.pp_stage < 0 ? l.pp - 1 : l.pp_stage;
+  require(f.stage < l.pp, "--pp-stage " + str(f.stage) + ": stages are 0.." + str(l.pp - 1));
+  const int64_t ae = l.account_embedding ? 1 : 0, al = l.account_loss ? 1 : 0;
+  if (ae + al > 0) {
+    const int64_t slots = m.layers + ae + al, per = slots / l.pp;
+    require(slots % l.pp == 0, "--pp " + str(l.pp) + ": the model's " + str(m.layers) + " layers and the " +
+                                   (ae && al ? "embedding and loss" : ae ? "embedding" : "loss") +
+                                   " counted as layers (" + str(slots) + ") do not split evenly over the stages");
+    f.layer_begin = f.stage == 0 ? 0 : f.stage * per - ae;
+    f.layer_end = (f.stage + 1) * per - ae - (f.stage == l.pp - 1 ? al : 0);
+  } else {
+    const int64_t base = m.layers / l.pp, extra = m.layers % l.pp;
+    f.layer_begin = f.stage * base + std::min(f.stage, extra);
+    f.layer_end = f.layer_begin + base + (f.stage < extra ? 1 : 0);
+  }
+  f.stage_slots = f.layer_end - f.layer_begin + (f.stage == 0 ? ae : 0) + (f.stage == l.pp - 1 ? al : 0);
+}
+
 }  // namespace
 
 ModelSpec model_as_run(const ModelSpec& model, const ParallelLayout& l) {
@@ -90,14 +113,8 @@ StepFacts derive_facts(const ModelSpec& m, const ParallelLayout& l) {
                                               " is not a multiple of micro-batch x dp (" + str(per_step) + ")");
   f.micro_batches = f.global_batch / per_step;
 
-  // Pipeline stages: the layers split as evenly as they go, earlier stages taking the extra.
   f.layers_total = m.layers;
-  require(m.layers >= l.pp, "--pp " + str(l.pp) + ": the model as run has only " + str(m.layers) + " layers");
-  f.stage = l.pp_stage < 0 ? l.pp - 1 : l.pp_stage;
-  require(f.stage < l.pp, "--pp-stage " + str(f.stage) + ": stages are 0.." + str(l.pp - 1));
-  const int64_t base = m.layers / l.pp, extra = m.layers % l.pp;
-  f.layer_begin = f.stage * base + std::min(f.stage, extra);
-  f.layer_end = f.layer_begin + base + (f.stage < extra ? 1 : 0);
+  split_stage_layers(m, l, f);
   for (int64_t i = f.layer_begin; i < f.layer_end; ++i)
     (m.is_moe_layer(i) ? f.moe_layers : f.dense_layers) += 1;
   // Every op's calls per step is at most (layers + 1) x micro-batches x cp x 4 (derive_*.cpp).
@@ -131,6 +148,8 @@ nlohmann::json to_json(const ParallelLayout& l) {
           {"zero", l.zero},
           {"dp_bucket_params", l.dp_bucket_params},
           {"pp_stage", l.pp_stage},
+          {"account_embedding", l.account_embedding},
+          {"account_loss", l.account_loss},
           {"layers", l.layers},
           {"scale", l.scale},
           {"world", l.world()}};

@@ -40,6 +40,9 @@ struct ParallelLayout {
   // --overlap-grad-reduce sets bucket_size = None).
   int64_t dp_bucket_params = -1;
   int64_t pp_stage = -1;  // the pipeline stage whose rank the step is derived for; -1: the last
+  // Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split:
+  // the embedding (the loss) counts as one layer of the first (last) stage when layers are split.
+  bool account_embedding = false, account_loss = false;
   int64_t layers = 0;     // layer subset: the first N layers (0: all)
   int64_t scale = 1;      // --scale N (see scaled() in model_spec.h)
 
@@ -57,6 +60,7 @@ struct StepFacts {
   bool first_stage = false, last_stage = false;
   int64_t layers_total = 0;                  // layers of the (subset) model
   int64_t layer_begin = 0, layer_end = 0;    // this stage's layers [begin, end)
+  int64_t stage_slots = 0;                   // those layers and the embedding / loss counted as layers
   int64_t dense_layers = 0, moe_layers = 0;  // of this stage
   int64_t vocab_padded = 0;                  // Megatron pads the vocabulary to a multiple of 128 x tp
   int64_t dp_group = 1;                      // ranks a dense gradient is reduced over: dp * cp

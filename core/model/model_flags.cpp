@@ -57,6 +57,10 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
                  ->capture_default_str());
   layout_opt(app.add_option("--pp-stage", pp_stage, what + "the pipeline stage derived: first, last or an index")
                  ->capture_default_str());
+  layout_opt(app.add_flag("--account-for-embedding-in-pipeline-split", l.account_embedding,
+                          what + "the embedding counts as one layer of the first stage (Megatron's flag)"));
+  layout_opt(app.add_flag("--account-for-loss-in-pipeline-split", l.account_loss,
+                          what + "the loss counts as one layer of the last stage (Megatron's flag)"));
   // 0 in the layout means "all layers"; on the command line a count must be given.
   layout_opt(app.add_option("--layers", l.layers, what + "only the first N layers (a layer subset)")
                  ->check(number_check<int64_t>({.min = 1, .max = limits::kLayers})));

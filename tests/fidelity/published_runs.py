@@ -8,7 +8,8 @@ the public H100 reference calibration (results/reference/public-h100-sxm), never
 Each row becomes one `gpucal predict` with the row's layout: dp = GPUs / (tp x pp x cp), its global
 and micro batch and sequence, --sp where tp > 1, --zero 3 where the row uses FSDP and 1 (the
 distributed optimizer Megatron-Bridge's recipes use) otherwise, --overlap tp,dp, the interleaved
-schedule where vp > 1, 8 ranks per node; once with bf16 GEMMs and once with --dtype fp8. The table
+schedule where vp > 1, embedding and loss counted as pipeline layers for 405B (its recipe's split),
+8 ranks per node; once with bf16 GEMMs and once with --dtype fp8. The table
 gives predicted / published tokens/s per GPU for each. A row predict cannot cost is listed with
 predict's own one-line reason, not dropped.
 
@@ -40,6 +41,10 @@ def flags_of(row):
             "--zero", "3" if row["fsdp"] not in ("", "0") else "1", "--overlap", "tp,dp", "--ranks-per-node", "8"]
     if tp > 1:
         args.append("--sp")
+    if row["gpucal_model"] == "llama3-405b":
+        # Megatron-Bridge's Llama 3 recipe for 405B ("large model specific pipeline split
+        # configurations"): 126 layers with the embedding and the loss split as 128 over pp.
+        args += ["--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"]
     if row["vp"] not in ("", "n/a", "1"):
         args += ["--schedule", "interleaved", "--virtual-stages", row["vp"]]
     return args, gpus

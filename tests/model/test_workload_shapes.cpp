@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "core/model/workload.h"
+#include "tests/model/usage_error_of.h"
 
 namespace gpucal::model {
 namespace {
@@ -65,6 +66,34 @@ TEST(WorkloadShapes, Fp8GemmsOnlyInTheLinearLayers) {
   EXPECT_EQ(fp8_gemms, 15);  // qkv, attn_out, mlp_gate, mlp_up, mlp_down x fwd, dgrad, wgrad
   EXPECT_EQ(op_of(fp8, "logits_fwd").dtype, DType::bf16);
   EXPECT_EQ(op_of(fp8, "attn_fwd").dtype, DType::bf16);
+}
+
+// Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split
+// (Megatron-Bridge's Llama 3.1 405B recipe): 126 layers + embedding + loss = 128 over pp 8, 16 a
+// stage: 15 layers on the first and the last, 16 between; without them the split is 16 x 6, 15 x 2.
+TEST(WorkloadShapes, EmbeddingAndLossCountedAsPipelineLayers) {
+  const ModelSpec m = find_preset("llama3-405b");
+  ASSERT_EQ(m.layers, 126);
+  ParallelLayout l = layout(8, 8, 1);
+  l.account_embedding = l.account_loss = true;
+  int64_t total = 0;
+  for (int64_t stage = 0; stage < 8; ++stage) {
+    l.pp_stage = stage;
+    const StepFacts f = derive_facts(m, l);
+    SCOPED_TRACE(stage);
+    EXPECT_EQ(f.layer_end - f.layer_begin, stage == 0 || stage == 7 ? 15 : 16);
+    EXPECT_EQ(f.stage_slots, 16);
+    EXPECT_EQ(f.layer_begin, total);
+    total += f.layer_end - f.layer_begin;
+  }
+  EXPECT_EQ(total, 126);
+  l.pp_stage = -1;
+  l.account_loss = false;  // 127 does not split over 8
+  const std::string why = usage_error_of([&] { derive_facts(m, l); });
+  EXPECT_NE(why.find("(127) do not split evenly"), std::string::npos) << why;
+  l.account_embedding = false;
+  EXPECT_EQ(derive_facts(m, l).layer_end - derive_facts(m, l).layer_begin, 15);  // the last of 16 x 6, 15 x 2
+  EXPECT_EQ(derive_facts(m, l).stage_slots, 15);
 }
 
 // Llama-3 70B at TP = 8: 64 query heads, 8 kv heads, head dim 128, hidden 8192, FFN 28672.

@@ -35,6 +35,7 @@ model::Workload workload() {
   w.facts.micro_batches = 4;
   w.facts.layer_begin = 0;
   w.facts.layer_end = 2;
+  w.facts.stage_slots = 2;
   w.facts.global_batch = 8;
   w.facts.seq = 128;
   return w;
