@@ -50,7 +50,8 @@ def plot_collectives(results_dir, calibration):
         print("note: no calibration.json in %s: points only (run `gpucal fit` first for the fitted curves)" % results_dir)
     by_collective = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in rows:
-        key = (r["dtype"], int(r["nranks"]), int(r["nnodes"]))
+        # An import whose log names no hosts leaves nnodes empty (0, as its calibration group has it).
+        key = (r["dtype"], int(r["nranks"]), int(r["nnodes"] or 0))
         by_collective[r["collective"]][key].append(r)
     styles = {"alpha_beta": "-", "sigmoid": "--", "piecewise": ":", "regime": "-.", "table": (0, (1, 1))}
     for collective, groups in sorted(by_collective.items()):
@@ -60,7 +61,7 @@ def plot_collectives(results_dir, calibration):
             color = "C%d" % (i % 10)
             pts = sorted((num(r, "size_bytes"), num(r, "busbw_gbps")) for r in group_rows)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=color,
-                    label="%s n=%d nodes=%d (measured)" % (dtype, nranks, nnodes))
+                    label="%s n=%d nodes=%s (measured)" % (dtype, nranks, nnodes or "?"))
             fit = fits.get((collective, dtype, nranks, nnodes))
             if fit and "model_curves" in fit:
                 curves = fit["model_curves"]

@@ -107,7 +107,11 @@ class Checker {
     if (!g["alpha_beta"].contains("error")) field(g["alpha_beta"], path + ".alpha_beta", "beta_gbps", Kind::positive);
     fit(g, path, "sigmoid", {"H_gbps", "k_per_log2_byte", "x0_log2_bytes", "y0_gbps"}, false);
     const json& spans = field(g, path, "spans_nodes", Kind::integer);
-    if (spans != 0 && spans != 1) fail(path + ".spans_nodes", "expected 0 or 1, got " + shown(spans));
+    // -1: a collectives group imported from a log that names no hosts (nnodes and ranks_per_node 0)
+    const bool unknown_ok = g.contains("collective");
+    if (spans != 0 && spans != 1 && !(unknown_ok && spans == -1))
+      fail(path + ".spans_nodes", std::string("expected 0 or 1") + (unknown_ok ? " (-1: nodes unknown)" : "") +
+                                      ", got " + shown(spans));
   }
 
  private:
@@ -166,9 +170,19 @@ void validate_calibration(const json& doc, const std::string& source) {
     const json& g = c.value(colls[i], at, Kind::object);
     c.field(g, at, "collective", Kind::string);
     c.field(g, at, "dtype", Kind::string);
-    for (const char* key : {"nranks", "nnodes", "ranks_per_node"})
-      if (c.field(g, at, key, Kind::integer).get<int64_t>() < 1)
-        c.fail(at + "." + key, "expected at least 1, got " + g[key].dump());
+    // nnodes and ranks_per_node 0 with spans_nodes -1: imported from a log that names no hosts.
+    const bool nodes_unknown = g.contains("spans_nodes") && g["spans_nodes"] == -1;
+    for (const char* key : {"nranks", "nnodes", "ranks_per_node"}) {
+      const int64_t v = c.field(g, at, key, Kind::integer).get<int64_t>();
+      const bool ok = v >= 1 || (nodes_unknown && v == 0 && std::string(key) != "nranks");
+      if (!ok)
+        c.fail(at + "." + key, std::string("expected at least 1") +
+                                   (nodes_unknown && std::string(key) != "nranks" ? " (0 with spans_nodes -1)" : "") +
+                                   ", got " + g[key].dump());
+    }
+    if (nodes_unknown && (g["nnodes"] != 0 || g["ranks_per_node"] != 0))
+      c.fail(at + ".spans_nodes", "-1 (nodes unknown) needs nnodes and ranks_per_node 0, got " + g["nnodes"].dump() +
+                                      " and " + g["ranks_per_node"].dump());
     c.curve_group(g, at);
   }
   const json& p2p = c.field(comm, "$.communication", "p2p", Kind::array);

@@ -81,13 +81,18 @@ int ExportCommand::run() {
   }
   settings.set_workload(workload_.resolve(source_, results ? &*results : nullptr, calibration));
   int status = 0;
+  bool comm_refused = false;  // a refused figure of a collective or a network tier
   for (const std::string& t : targets)
     for (const ExportReport& r : export_to(calibration, t, out_dir, settings)) {
       std::cout << terminal_export_report(r, verbose_);
-      for (const auto& line : r.refused) std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
+      for (const auto& line : r.refused) {
+        std::cerr << "gpucal: export " << r.consumer << " refused: " << line << "\n";
+        for (const char* word : {"allreduce", "allgather", "reduce_scatter", "collective", "network", "inter-node"})
+          comm_refused = comm_refused || line.find(word) != std::string::npos;
+      }
       if (!r.ok()) status = 2;
     }
-  if (status != 0) {
+  if (comm_refused) {
     // A group imported from a log that names no hosts has no tier; say how to give it one.
     std::set<std::string> unknown;
     if (calibration.contains("communication") && calibration["communication"].contains("collectives") &&

@@ -191,12 +191,12 @@ GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inte
   for (const json& g : groups) {
     if (g.value("collective", "") != q.collective) continue;
     seen.push_back(key_of(g));
+    if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
     if (g.value("nnodes", int64_t{1}) < 1) {  // imported from a log that names no hosts: no tier
       nodes_unknown = true;
       continue;
     }
     if ((g.value("nnodes", int64_t{1}) > 1) != inter) continue;
-    if (!q.dtype.empty() && g.value("dtype", "") != q.dtype) continue;
     const auto k = std::make_tuple(g.value("nranks", int64_t{0}), g.value("nnodes", int64_t{0}),
                                    g.value("ranks_per_node", int64_t{0}));
     auto rank = [](const json& x) {

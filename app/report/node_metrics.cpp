@@ -128,6 +128,7 @@ void collective_metrics(const BenchResults& b, Picker& pick) {
     const auto n = t.get_optional_double(r, "nranks"), nodes = t.get_optional_double(r, "nnodes");
     const auto size = t.get_optional_double(r, "size_bytes"), busbw = t.get_optional_double(r, "busbw_gbps");
     if (t.get_string_or(r, "collective", "") != "allreduce" || !n || !size || !busbw) continue;
+    if (t.has_column("nnodes") && !nodes) continue;  // an import whose log names no hosts: no tier to judge
     std::string id = "allreduce_busbw_gbps_n" + std::to_string(static_cast<long long>(*n));
     if (nodes && *nodes > 1) id += "_nodes" + std::to_string(static_cast<long long>(*nodes));
     pick.offer(id, *size, *busbw, t, r);

@@ -10,6 +10,7 @@
 #include "app/import/import_text.h"
 #include "app/import/import_writer.h"
 #include "app/common/results_dir.h"
+#include "app/common/calibration_json.h"
 #include "app/fit/calibration_build.h"
 #include "app/fit/comm_model.h"
 
@@ -152,7 +153,11 @@ TEST(ImportFixtures, FixturesWithoutTheFactsImportWhatTheyGiveAndTheConsumerName
   EXPECT_EQ(groups[0]["spans_nodes"], -1);
   EXPECT_EQ(groups[0]["nnodes"], 0);
   EXPECT_EQ(groups[0]["nranks"], 16);
-  const CommModel model(calibration);
+  // Written and read back, the group passes calibration.json's schema (nnodes and ranks_per_node
+  // 0 with spans_nodes -1), so predict, predict-comm and export reach the refusal that names the flag.
+  write_json_file(calibration, dir + "/out/calibration.json");
+  EXPECT_EQ(read_calibration_file(dir + "/out/calibration.json")["communication"]["collectives"][0]["spans_nodes"], -1);
+  const CommModel model(read_calibration_file(dir + "/out/calibration.json"));
   for (int64_t nnodes : {1, 2}) {
     try {
       model.predict({.collective = "allreduce", .nranks = 16, .nnodes = nnodes, .size_bytes = 1 << 20});

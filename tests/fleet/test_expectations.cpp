@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "app/check/expectations.h"
+#include "app/common/results_dir.h"
+#include "app/report/node_metrics.h"
 
 #ifndef GPUCAL_TEST_EXPECTATIONS_DIR
 #error GPUCAL_TEST_EXPECTATIONS_DIR must name the expectations folder
@@ -112,6 +114,29 @@ TEST(Expectations, AFigureAboveThePeakFailsAsNotPhysical) {
   line = check_metrics(m, *h100);
   EXPECT_EQ(std::find_if(line.begin(), line.end(), [](const CheckLine& l) { return l.metric == "gemm_fp8_tflops"; })->status,
             "pass");
+}
+
+
+// An imported allreduce whose log names no hosts (empty nnodes) is no tier's figure: check makes
+// no metric of it, where it used to read it as one node's and judge it against NVLink's floor.
+TEST(Expectations, AnAllreduceOfUnknownNodesGivesNoMetric) {
+  const std::string header =
+      "schema_version,bench,impl,backend,device,point,status,collective,dtype,nranks,nnodes,ranks_per_node,"
+      "spans_nodes,size_bytes,busbw_gbps,time_us_median\n";
+  auto metrics = [&](const std::string& nnodes) {
+    calibration::ResultsDir dir;
+    calibration::BenchResults b;
+    b.bench = "collectives";
+    b.table = calibration::CsvTable::parse(header + "2,collectives,nccl-tests,cuda,H100,p,ok,allreduce,fp32,8," + nnodes +
+                                               ",,,1073741824,400,5000\n",
+                                           "collectives.csv");
+    b.ok_rows = {0};
+    dir.benches["collectives"] = b;
+    return fleet::metrics_of(dir);
+  };
+  EXPECT_EQ(metrics("1").count("allreduce_busbw_gbps_n8"), 1u);
+  EXPECT_EQ(metrics("2").count("allreduce_busbw_gbps_n8_nodes2"), 1u);
+  EXPECT_TRUE(metrics("").empty());
 }
 
 }  // namespace
