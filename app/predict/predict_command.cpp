@@ -1,5 +1,6 @@
 #include "app/predict/predict_command.h"
 
+#include <cmath>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -229,6 +230,23 @@ std::string r_pad(const std::string& text, std::size_t width) {
   return text.size() < width ? text + std::string(width - text.size(), ' ') : text;
 }
 
+// A GEMM table whose best figure is above its recorded peak (a public table's fp8, say) prices
+// GEMMs too fast: said before any prediction from it.
+void warn_gemm_tables_above_peak(const json& cal, const std::set<std::string>& used, std::ostream& err) {
+  if (!cal.is_object() || !cal.contains("compute") || !cal["compute"].is_object() ||
+      !cal["compute"].contains("gemm") || !cal["compute"]["gemm"].is_object())
+    return;
+  for (const auto& [dtype, table] : cal["compute"]["gemm"].items()) {
+    if (!used.count(dtype)) continue;
+    if (!table.is_object() || !table.contains("best_tflops") || !table.contains("peak_tflops")) continue;
+    if (!table["best_tflops"].is_number() || !table["peak_tflops"].is_number()) continue;
+    const double best = table["best_tflops"].get<double>(), peak = table["peak_tflops"].get<double>();
+    if (peak > 0 && best > peak * 1.02)
+      err << "gpucal: warning: compute.gemm." << dtype << " reaches " << static_cast<long long>(std::llround(best)) << " TFLOP/s, above its peak "
+          << static_cast<long long>(std::llround(peak)) << ": not physical, so GEMMs priced from it are too fast\n";
+  }
+}
+
 }  // namespace
 
 void PredictCommand::check_flag_combinations() const {
@@ -252,8 +270,10 @@ int PredictCommand::run() {
     const std::string cal_path = results_dir + "/calibration.json";
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
                                                        : calibration::build_calibration(results);
-    const OpCoster coster(results, cal, options.cost);
     const std::string backend = results_backend(results);
+    const model::ParallelLayout asked = flags.resolved_layout(backend);
+    warn_gemm_tables_above_peak(cal, {to_string(asked.dtype), to_string(asked.gemm_dtype())}, std::cerr);
+    const OpCoster coster(results, cal, options.cost);
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
     if (!sweep.empty()) return run_sweep(cal, coster, backend, out);
     const model::Workload w = flags.derive(backend);

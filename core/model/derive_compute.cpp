@@ -112,7 +112,7 @@ void add_compute_ops(Workload& w) {
   if (c.dense_layers > 0) mlp("mlp", m.ffn / tp, T, c.dense_layers * c.micro_batches, 1);
   if (c.moe_layers > 0) {
     const int64_t moe_calls = c.moe_layers * c.micro_batches;
-    add_linear(w, "router", m.hidden, m.experts, f.tokens_sp, moe_calls);
+    add_linear(w, "router", m.hidden, m.experts, f.tokens_sp, moe_calls, 1, /*in_gemm_dtype=*/false);  // not TE
     mlp("expert", m.expert_ffn / tp, f.tokens_per_expert, moe_calls, f.local_experts);
     if (m.shared_experts > 0) mlp("shared_expert", m.shared_experts * m.shared_ffn / tp, T, moe_calls, 1);
   }
