@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "app/common/calibration_json.h"
+#include "app/report/junit.h"
+#include "core/formulas/peaks.h"
 #include "core/output/file_io.h"
 #include "core/output/strict_json.h"
 
@@ -207,8 +209,8 @@ std::vector<CheckLine> check_metrics(const fleet::MetricSet& measured, const Exp
       if (!e.floor.value) line.status = "no floor";
       else line.status = meets(*line.value, *e.floor.value, e.better) ? "pass" : "fail";
       // Beyond the device's peak is no measurement of it (a timing that missed the work, a FLOP
-      // count of another convention): it fails, never passes as fast. 2% for clocks above base.
-      if (e.peak.value && e.better == fleet::Better::higher && *line.value > *e.peak.value * 1.02) {
+      // count of another convention): it fails, never passes as fast.
+      if (e.peak.value && e.better == fleet::Better::higher && beyond_recorded_peak(*line.value, *e.peak.value)) {
         line.status = "fail";
         line.above_peak = true;
         line.detail = it->second.point + ": above the peak " + fleet::format_value(*e.peak.value) + " " + e.unit +

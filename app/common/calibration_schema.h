@@ -23,4 +23,8 @@ void validate_calibration(const nlohmann::json& doc, const std::string& source);
 // fit left none out. Appended to the "no rows" refusals of the exports and predict.
 std::string left_out_as_suspect(const nlohmann::json& calibration, const std::string& bench);
 
+// A collectives group from a log that names no hosts (spans_nodes -1, nnodes and ranks_per_node
+// 0) is in no link tier; what makes it one, said wherever such a group is refused or listed.
+inline const char* const kNodesUnknownRemedy = "import it again with --ranks-per-node N";
+
 }  // namespace gpucal::calibration

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/common/calibration_schema.h"
 #include "app/common/calibration_json.h"
 #include "app/fit/calibration_build.h"
 #include "app/common/results_dir.h"
@@ -105,8 +106,8 @@ int ExportCommand::run() {
       std::string list;
       for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
       std::cerr << "gpucal: export: " << list << (unknown.size() > 1 ? " are" : " is")
-                << " in no tier: its log names no hosts, so ranks per node are unknown; import it again with "
-                   "--ranks-per-node N\n";
+                << " in no tier: its log names no hosts, so ranks per node are unknown; "
+                << calibration::kNodesUnknownRemedy << "\n";
     }
   }
   return status;

@@ -213,8 +213,8 @@ GroupsByShape candidate_groups(const json& groups, const CommQuery& q, bool inte
                                 " measurements to predict from" +
                                 (have.empty() ? "" : " (have: " + have + ")") +
                                 "; predictions do not cross link tiers" +
-                                (nodes_unknown ? "; a group with nodes? came from a log that names no hosts: "
-                                                 "import it again with --ranks-per-node N"
+                                (nodes_unknown ? std::string("; a group with nodes? came from a log that names no hosts: ") +
+                                                     kNodesUnknownRemedy
                                                : ""));
   }
   return chosen;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/formulas/collective_formulas.h"
+#include "app/common/calibration_schema.h"
 #include "app/import/import_formats.h"
 #include "app/import/import_numbers.h"
 #include "app/import/import_parsers.h"
@@ -258,7 +259,7 @@ void resolve_nodes(ImportedRun& run, const ImportOptions& options, const Launche
     run.nodes_from = "unknown";
     run.unknown.push_back("ranks per node (no host names, no launcher counts): nnodes, ranks_per_node and "
                           "spans_nodes are left empty; an export that splits intra- from inter-node refuses this "
-                          "group until it is imported again with --ranks-per-node N");
+                          "group: " + std::string(calibration::kNodesUnknownRemedy));
   } else {
     throw ImportError(run.source_file, line,
                       "ranks per node unknown (the log names no hosts and no launcher counts); pass "

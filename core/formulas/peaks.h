@@ -33,4 +33,9 @@ struct PeakCheck {
 };
 PeakCheck check_against_peak(double achieved_tflops, const Peak& peak);
 
+// A figure read against a peak recorded apart from it (an expectations file's, a calibration
+// table's) is beyond that peak, and so no physical figure, when more than 2% above it: a device
+// may run its clocks somewhat above those the peak was taken at.
+inline bool beyond_recorded_peak(double value, double peak) { return peak > 0 && value > peak * 1.02; }
+
 }  // namespace gpucal
