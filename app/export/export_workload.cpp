@@ -49,7 +49,7 @@ std::string describe_step(const ExportWorkload& w, const model::Workload& stage)
 predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage) {
   std::vector<predict::CostedOp> costed;
   for (std::size_t i = 0; i < stage.workload.ops.size(); ++i)
-    costed.push_back({stage.workload.ops[i], stage.ops[i].time_us});
+    costed.push_back({&stage.workload.ops[i], stage.ops[i].time_us});
   return predict::compute_breakdown(costed, stage.workload, w.options.overlap, w.options.schedule, 0);
 }
 

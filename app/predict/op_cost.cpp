@@ -332,32 +332,48 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
 namespace {
 
 // What an op's cost depends on: its bench, role (a --model run's row for that role wins) and
-// measurement cells (dtype included); a message's also on its group and on the layout that
-// places the group on nodes (group_nnodes).
-std::string answer_key(const ModelOp& op, const model::ParallelLayout& l) {
-  std::string key = op.bench() + "|" + op.role;
-  for (const auto& [k, v] : op.shape_cells()) key += "|" + k + "=" + v;
-  if (op.kind == OpKind::collective || op.kind == OpKind::p2p)
-    key += "|" + op.comm.group + "|" + std::to_string(op.comm.group_size) + "|" + std::to_string(l.tp) + "," +
-           std::to_string(l.cp) + "," + std::to_string(l.dp) + "," + std::to_string(l.ep) + "," + std::to_string(l.pp);
+// measurement cells (dtype included); a message's also on its group and, for a collective, on
+// the nodes the layout spreads the group over (group_nnodes), the one fact of the layout the
+// communication model reads.
+std::string answer_key(const ModelOp& op, const model::ParallelLayout& l, int64_t ranks_per_node) {
+  std::string key = op.bench();
+  key.reserve(160);
+  key += '|';
+  key += op.role;
+  for (const auto& [k, v] : op.shape_cells()) {
+    key += '|';
+    key += k;
+    key += '=';
+    key += v;
+  }
+  if (op.kind == OpKind::collective || op.kind == OpKind::p2p) {
+    key += '|';
+    key += op.comm.group;
+    key += '|';
+    key += std::to_string(op.comm.group_size);
+  }
+  if (op.kind == OpKind::collective) {
+    key += "|nodes=";
+    key += std::to_string(group_nnodes(op.comm.group, op.comm.group_size, l, ranks_per_node));
+  }
   return key;
 }
 
 }  // namespace
 
-std::optional<OpCost> OpCoster::cost(const ModelOp& op, const model::ParallelLayout& layout, std::string& why) const {
-  const std::string key = answer_key(op, layout);
+const OpCost* OpCoster::cost(const ModelOp& op, const model::ParallelLayout& layout, std::string& why) const {
+  const std::string key = answer_key(op, layout, options_.ranks_per_node);
   if (const auto it = answers_.find(key); it != answers_.end()) {
     why = it->second.why;
-    return it->second.cost;
+    return it->second.cost ? &*it->second.cost : nullptr;
   }
   std::optional<OpCost> c = cost_point(op, layout, why);
   if (c && !c->has_interval) {
     c->lo_us = c->hi_us = c->time_us;
     if (c->interval_rule.empty()) c->interval_rule = "none: counted at its time";
   }
-  answers_.emplace(key, Answer{c, why});
-  return c;
+  const auto [it, added] = answers_.emplace(key, Answer{std::move(c), why});
+  return it->second.cost ? &*it->second.cost : nullptr;
 }
 
 std::optional<OpCost> OpCoster::cost_point(const ModelOp& op, const model::ParallelLayout& layout,

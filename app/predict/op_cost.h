@@ -56,8 +56,9 @@ class OpCoster {
   // `calibration` may be null (then only measured rows are used).
   OpCoster(const calibration::ResultsDir& results, nlohmann::json calibration, CostOptions options);
   ~OpCoster();
-  // nullopt with `why` filled when nothing measures or models the op.
-  std::optional<OpCost> cost(const model::ModelOp& op, const model::ParallelLayout& layout, std::string& why) const;
+  // null with `why` filled when nothing measures or models the op; else the answer, kept for the
+  // coster's life (an op of the same key, as in a sweep's next layout, is not costed again).
+  const OpCost* cost(const model::ModelOp& op, const model::ParallelLayout& layout, std::string& why) const;
 
  private:
   std::optional<OpCost> cost_point(const model::ModelOp& op, const model::ParallelLayout& layout,

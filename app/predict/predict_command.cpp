@@ -3,6 +3,11 @@
 #include <cmath>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -12,6 +17,7 @@
 #include "app/fit/calibration_build.h"
 #include "app/common/output_guard.h"
 #include "core/errors.h"
+#include "core/formulas/peaks.h"
 #include "core/output/file_io.h"
 #include <filesystem>
 #include <set>
@@ -241,7 +247,7 @@ void warn_gemm_tables_above_peak(const json& cal, const std::set<std::string>& u
     if (!table.is_object() || !table.contains("best_tflops") || !table.contains("peak_tflops")) continue;
     if (!table["best_tflops"].is_number() || !table["peak_tflops"].is_number()) continue;
     const double best = table["best_tflops"].get<double>(), peak = table["peak_tflops"].get<double>();
-    if (peak > 0 && best > peak * 1.02)
+    if (beyond_recorded_peak(best, peak))
       err << "gpucal: warning: compute.gemm." << dtype << " reaches " << static_cast<long long>(std::llround(best)) << " TFLOP/s, above its peak "
           << static_cast<long long>(std::llround(peak)) << ": not physical, so GEMMs priced from it are too fast\n";
   }
@@ -275,7 +281,7 @@ int PredictCommand::run() {
     warn_gemm_tables_above_peak(cal, {to_string(asked.dtype), to_string(asked.gemm_dtype())}, std::cerr);
     const OpCoster coster(results, cal, options.cost);
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
-    if (!sweep.empty()) return run_sweep(cal, coster, backend, out);
+    if (!sweep.empty()) return run_sweep(cal, results, backend, out);
     const model::Workload w = flags.derive(backend);
     Prediction p = predict_step(coster, cal, w, options);
     const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
@@ -305,7 +311,8 @@ struct Ranked {
   model::ParallelLayout layout;  // seq and global_batch resolved
   std::string label;
   Breakdown breakdown;
-  json figures, facts;
+  std::string provenance;  // the step's, "-" when none
+  std::string row;         // the layout's JSON row, one line, without its rank
   std::vector<std::string> missing;
 };
 
@@ -316,10 +323,79 @@ std::string layout_label(const model::ParallelLayout& l) {
          " zero=" + std::to_string(l.zero);
 }
 
-// The ranking as a table on standard output, each layout as a row of the returned array (the
-// rows take the layouts' figures).
-json print_ranking(std::vector<Ranked>& ranked) {
-  json rows = json::array();
+// One layout predicted into its row; an invalid or uncostable layout is a skip with the reason.
+struct SweepAnswer {
+  std::optional<Ranked> ranked;
+  std::string skipped;
+};
+
+SweepAnswer predict_layout(const OpCoster& coster, const json& cal, const model::ModelSpec& spec,
+                           const model::ParallelLayout& l, const PredictOptions& options) {
+  try {
+    const model::Workload w = model::derive_workload(spec, l);
+    Prediction p = predict_step(coster, cal, w, options);
+    Ranked r;
+    r.layout = l;
+    r.layout.seq = w.facts.seq;
+    r.layout.global_batch = w.facts.global_batch;
+    r.label = layout_label(r.layout);
+    r.breakdown = p.breakdown;
+    json figures = std::move(p.document["breakdown"]);
+    const json& prov = figures["step"]["provenance"];
+    r.provenance = prov.is_null() ? "-" : prov.get<std::string>();
+    figures["step"]["interval"].erase("rule");  // stated once, in the document's policy
+    r.missing = std::move(p.missing);
+    // Keys in the dump's (sorted) order, `rank` last: the ranking appends it.
+    r.row = json{{"layout", model::to_json(r.layout)},
+                 {"facts", model::to_json(w.facts)},
+                 {"complete", r.missing.empty()},
+                 {"missing", r.missing},
+                 {"breakdown", std::move(figures)}}
+                .dump();
+    return {std::move(r), {}};
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
+    return {std::nullopt, e.what()};
+  }
+}
+
+// Every layout predicted, in the sweep's order, over the machine's cores: each worker costs
+// with its own coster (its answers memoised apart) and takes the next unclaimed layout. A
+// failure other than a layout's own (out of memory) is raised here, after every worker stopped.
+std::vector<SweepAnswer> predict_layouts(const std::vector<model::ParallelLayout>& layouts,
+                                         const std::function<std::unique_ptr<OpCoster>()>& make_coster,
+                                         const json& cal, const model::ModelSpec& spec, const PredictOptions& options) {
+  std::vector<SweepAnswer> answers(layouts.size());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // Below a few hundred layouts a second worker's start-up outweighs what it saves.
+  const std::size_t workers = std::min<std::size_t>(cores, std::max<std::size_t>(1, layouts.size() / 256));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failures(workers);
+  auto work = [&](std::size_t id) {
+    try {
+      const std::unique_ptr<OpCoster> coster = make_coster();
+      for (std::size_t i = next++; i < layouts.size(); i = next++)
+        answers[i] = predict_layout(*coster, cal, spec, layouts[i], options);
+    } catch (...) {
+      failures[id] = std::current_exception();
+      next = layouts.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t id = 1; id < workers; ++id) pool.emplace_back(work, id);
+  work(0);
+  for (auto& t : pool) t.join();
+  for (const auto& f : failures)
+    if (f) std::rethrow_exception(f);
+  return answers;
+}
+
+// The ranking as a table on standard output; returns the layouts' JSON rows, one line each,
+// with their ranks. Every row's step interval follows the one rule the document's policy states.
+std::vector<std::string> print_ranking(std::vector<Ranked>& ranked) {
+  std::vector<std::string> rows;
+  rows.reserve(ranked.size());
   std::size_t width = 6;
   for (const auto& r : ranked) width = std::max(width, r.label.size());
   std::cout << "rank  " << r_pad("layout", width) << "   step time    tokens/s      MFU   provenance\n";
@@ -334,18 +410,30 @@ json print_ranking(std::vector<Ranked>& ranked) {
       std::snprintf(tokens, sizeof tokens, "%11s", "n/a");
     std::snprintf(line, sizeof line, " %s %s %7s   ", ms(r.breakdown.step_s).c_str(), tokens,
                   complete && r.breakdown.mfu >= 0 ? percent(r.breakdown.mfu).c_str() : "n/a");
-    std::cout << std::setw(4) << ++rank << (complete ? "  " : "* ") << r_pad(r.label, width) << line
-              << (r.figures["step"]["provenance"].is_null() ? "-" : r.figures["step"]["provenance"].get<std::string>())
+    std::cout << std::setw(4) << ++rank << (complete ? "  " : "* ") << r_pad(r.label, width) << line << r.provenance
               << (complete ? "" : "; incomplete: " + std::to_string(r.missing.size()) + " op(s) left out") << "\n";
     for (const auto& m : r.missing) std::cout << "        left out: " << m << "\n";
-    rows.push_back({{"rank", rank},
-                    {"layout", to_json(r.layout)},
-                    {"facts", std::move(r.facts)},
-                    {"complete", complete},
-                    {"missing", r.missing},
-                    {"breakdown", std::move(r.figures)}});
+    r.row.pop_back();  // the closing brace: `rank` is the last key
+    rows.push_back(std::move(r.row) + ",\"rank\":" + std::to_string(rank) + "}");
   }
   return rows;
+}
+
+// The sweep's document as indented JSON with `ranked` one layout per line: a ranking of
+// thousands of layouts stays a file to grep and page through, at a third of the indented size.
+std::string sweep_document_text(json doc, const std::vector<std::string>& rows) {
+  const std::string mark = "\"ranked rows\"";
+  doc["ranked"] = "ranked rows";
+  const std::string frame = doc.dump(2);
+  const std::size_t at = frame.find(mark);
+  std::size_t size = frame.size() + 16;
+  for (const auto& r : rows) size += r.size() + 6;
+  std::string text;
+  text.reserve(size);
+  text.append(frame, 0, at).append("[");
+  for (std::size_t i = 0; i < rows.size(); ++i) text.append(i ? ",\n    " : "\n    ").append(rows[i]);
+  text.append(rows.empty() ? "]" : "\n  ]").append(frame, at + mark.size()).append("\n");
+  return text;
 }
 
 }  // namespace
@@ -353,26 +441,22 @@ json print_ranking(std::vector<Ranked>& ranked) {
 // Every layout of the sweep predicted and ranked by tokens/s: complete layouts first, then
 // those that left operations out (--allow-missing), whose step time lacks those operations and
 // so is not comparable with a complete one; each lists what it left out.
-int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std::string& backend,
+int PredictCommand::run_sweep(const json& cal, const calibration::ResultsDir& results, const std::string& backend,
                               const std::string& out) {
   const model::ModelSpec spec = flags.spec();
   const model::ParallelLayout base = flags.resolved_layout(backend);
-  std::vector<Ranked> ranked;
-  json skipped = json::array();
   PredictOptions summary = options;
   summary.ops_in_document = false;  // a layout's row keeps its breakdown only
-  for (const auto& l : sweep_layouts(base, sweep)) {
-    try {
-      const model::Workload w = model::derive_workload(spec, l);
-      Prediction p = predict_step(coster, cal, w, summary);
-      model::ParallelLayout resolved = l;
-      resolved.seq = w.facts.seq;
-      resolved.global_batch = w.facts.global_batch;
-      ranked.push_back({resolved, layout_label(resolved), p.breakdown, std::move(p.document["breakdown"]),
-                        model::to_json(w.facts), std::move(p.missing)});
-    } catch (const std::exception& e) {  // an invalid or uncostable layout is reported, not fatal
-      skipped.push_back({{"layout", layout_label(l)}, {"reason", e.what()}});
-    }
+  const std::vector<model::ParallelLayout> layouts = sweep_layouts(base, sweep);
+  std::vector<Ranked> ranked;
+  json skipped = json::array();
+  auto make_coster = [&] { return std::make_unique<OpCoster>(results, cal, options.cost); };
+  std::vector<SweepAnswer> answers = predict_layouts(layouts, make_coster, cal, spec, summary);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (answers[i].ranked)
+      ranked.push_back(std::move(*answers[i].ranked));
+    else
+      skipped.push_back({{"layout", layout_label(layouts[i])}, {"reason", answers[i].skipped}});
   }
   // By tokens/s: at one global batch the same order as step time, and across global batches the
   // figure that compares different work. An incomplete layout has no tokens/s: by step time.
@@ -388,8 +472,11 @@ int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std
   json doc{{"schema_version", 1},
            {"model", model::to_json(model::model_as_run(spec, base))},
            {"sweep", sweep},
-           {"policy", {{"overlap", to_string(options.overlap)}, {"schedule", options.schedule.name}}}};
-  doc["ranked"] = print_ranking(ranked);
+           {"policy",
+            {{"overlap", to_string(options.overlap)},
+             {"schedule", options.schedule.name},
+             {"step_interval_rule", kStepIntervalRule}}}};
+  const std::vector<std::string> rows = print_ranking(ranked);
   const bool batch_swept = std::any_of(sweep.begin(), sweep.end(),
                                        [](const std::string& item) { return sweep_key(item) == "global-batch"; });
   if (batches.size() > 1 && !batch_swept)
@@ -403,7 +490,7 @@ int PredictCommand::run_sweep(const json& cal, const OpCoster& coster, const std
   doc["skipped"] = skipped;
   if (ranked.empty())
     throw PredictError("--sweep: no layout could be predicted (" + std::to_string(skipped.size()) + " skipped)");
-  calibration::write_json_file(doc, out);
+  write_file_atomic(out, sweep_document_text(std::move(doc), rows));
   std::cout << "wrote " << out << "\n";
   return 0;
 }

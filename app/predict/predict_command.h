@@ -28,7 +28,7 @@ struct PredictCommand : calibration::Command {
   int run() override;
 
  private:
-  int run_sweep(const nlohmann::json& cal, const OpCoster& coster, const std::string& backend,
+  int run_sweep(const nlohmann::json& cal, const calibration::ResultsDir& results, const std::string& backend,
                 const std::string& out);
   void check_flag_combinations() const;  // UsageError: flags given that would be ignored
   CLI::App* app_ = nullptr;

@@ -1,6 +1,7 @@
 #include "app/predict/predict_step.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -17,19 +18,22 @@ int rank_of(Provenance p) { return p == Provenance::measured ? 0 : p == Provenan
 
 // A figure's provenance: the weakest of its parts, with how many parts had each.
 struct Tally {
-  std::map<std::string, int> counts;
+  std::array<int, 3> counts{};  // by rank_of: measured, interpolated, extrapolated
   int worst = -1;
   void add(Provenance p) {
-    ++counts[calibration::to_string(p)];
+    ++counts[rank_of(p)];
     worst = std::max(worst, rank_of(p));
   }
   void add(const Tally& t) {
-    for (const auto& [k, v] : t.counts) counts[k] += v;
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += t.counts[i];
     worst = std::max(worst, t.worst);
   }
   json to_json() const {
     static const char* names[] = {"measured", "interpolated", "extrapolated"};
-    return {{"provenance", worst < 0 ? json(nullptr) : json(names[worst])}, {"ops_by_provenance", counts}};
+    json by = json::object();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      if (counts[i] > 0) by[names[i]] = counts[i];
+    return {{"provenance", worst < 0 ? json(nullptr) : json(names[worst])}, {"ops_by_provenance", std::move(by)}};
   }
 };
 
@@ -59,9 +63,9 @@ json cost_ops(const OpCoster& coster, const model::Workload& w, CostedSets& cost
       missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
       continue;
     }
-    costed.point.push_back({op, cost->time_us});
-    costed.lo.push_back({op, cost->lo_us});
-    costed.hi.push_back({op, cost->hi_us});
+    costed.point.push_back({&op, cost->time_us});
+    costed.lo.push_back({&op, cost->lo_us});
+    costed.hi.push_back({&op, cost->hi_us});
     ++(cost->has_interval ? costed.with_interval : costed.without_interval);
     const std::string dim = comm_dimension(op);
     const std::string category = dim.empty() ? op.bench() : "comm." + dim;
@@ -156,11 +160,6 @@ json breakdown_json(const Breakdown& b, Tallies& tallies) {
           {"mfu", b.mfu >= 0 ? json(b.mfu) : json(nullptr)}};
 }
 
-const char* const kStepIntervalRule =
-    "conservative: the step's arithmetic run with every op at the low end of its interval, then at the high end "
-    "(the ops' interval bounds summed, as if all ops erred together); an op's interval is its measured row's "
-    "p10..p90, a collective's or p2p message's 90% conformal interval, a GEMM priced by the surface its held-out "
-    "p90 error widened per octave outside the measured shapes, or none (counted at its time: other compute tables)";
 
 json step_interval_json(const CostedSets& costed, const model::Workload& w, const PredictOptions& options,
                         double peak_tflops) {
@@ -174,6 +173,12 @@ json step_interval_json(const CostedSets& costed, const model::Workload& w, cons
 }
 
 }  // namespace
+
+const char* const kStepIntervalRule =
+    "conservative: the step's arithmetic run with every op at the low end of its interval, then at the high end "
+    "(the ops' interval bounds summed, as if all ops erred together); an op's interval is its measured row's "
+    "p10..p90, a collective's or p2p message's 90% conformal interval, a GEMM priced by the surface its held-out "
+    "p90 error widened per octave outside the measured shapes, or none (counted at its time: other compute tables)";
 
 Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
                         const PredictOptions& options) {

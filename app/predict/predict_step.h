@@ -43,4 +43,7 @@ bool compare_measured_step(Prediction& p, const std::string& step_csv, const mod
 Prediction predict_step(const OpCoster& coster, const nlohmann::json& calibration, const model::Workload& w,
                         const PredictOptions& options);
 
+// How breakdown.step.interval is made (its `rule`; a sweep states it once, in `policy`).
+extern const char* const kStepIntervalRule;
+
 }  // namespace gpucal::predict

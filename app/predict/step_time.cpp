@@ -93,9 +93,10 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
 
   Breakdown b;
   double tp_pipeline = 0, zero3_s = 0, gemm_s = 0, dp_grad_s = 0, dp_last_bucket_s = 0;
+  double pipeline_comm = 0, per_step_comm = 0;  // messages in the pipeline, and once per step
   for (const auto& c : ops) {
-    const double t = c.time_us * 1e-6 * static_cast<double>(c.op.calls_per_step);
-    const ModelOp& op = c.op;
+    const double t = c.time_us * 1e-6 * static_cast<double>(c.op->calls_per_step);
+    const ModelOp& op = *c.op;
     if (!is_comm(op)) {
       (op.kind == OpKind::gemm ? b.gemm_s : op.kind == OpKind::attention ? b.attention_s : b.memory_s) += t;
       (per_step(op) ? b.compute_per_step_s : b.compute_pipeline_s) += t;
@@ -105,8 +106,10 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
       continue;
     }
     const std::string dim = comm_dimension(op);
+    const bool once = per_step(op);
     b.comm_s[dim] += t;
-    if (dim == "tp" && !per_step(op)) tp_pipeline += t;
+    (once ? per_step_comm : pipeline_comm) += t;
+    if (dim == "tp" && !once) tp_pipeline += t;
     if (zero3_message(op)) zero3_s += t;
     if (dp_gradient_reduction(op)) {
       dp_grad_s += t;
@@ -119,11 +122,7 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
   if (policy.tp) b.comm_hidden_s["tp"] = std::min(tp_pipeline, gemm_s);
   if (policy.dp) hidden_zero3 = std::min(zero3_s, std::max(0.0, b.compute_pipeline_s - b.comm_hidden_s["tp"]));
   // Pipeline messages: everything but the per-step ones.
-  double pipeline_comm_exposed = 0;
-  for (const auto& c : ops)
-    if (is_comm(c.op) && !per_step(c.op))
-      pipeline_comm_exposed += c.time_us * 1e-6 * static_cast<double>(c.op.calls_per_step);
-  pipeline_comm_exposed -= b.comm_hidden_s["tp"] + hidden_zero3;
+  const double pipeline_comm_exposed = pipeline_comm - (b.comm_hidden_s["tp"] + hidden_zero3);
 
   b.pipeline_s = b.compute_pipeline_s + pipeline_comm_exposed;
   b.bubble_fraction = static_cast<double>(pp - 1) / static_cast<double>(m * v);
@@ -134,9 +133,6 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
     hidden_dp_grad =
         std::min(std::max(0.0, dp_grad_s - dp_last_bucket_s), b.backward_compute_s / static_cast<double>(m));
   b.comm_hidden_s["dp"] = hidden_dp_grad + hidden_zero3;
-  double per_step_comm = 0;
-  for (const auto& c : ops)
-    if (is_comm(c.op) && per_step(c.op)) per_step_comm += c.time_us * 1e-6 * static_cast<double>(c.op.calls_per_step);
 
   b.step_s = b.pipeline_s + b.bubble_s + b.compute_per_step_s + per_step_comm - hidden_dp_grad;
   for (const auto& [dim, s] : b.comm_s) b.comm_exposed_s[dim] = s - b.comm_hidden_s[dim];

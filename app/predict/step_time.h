@@ -50,7 +50,7 @@ struct Schedule {
 
 // One costed operation: the op, its time per call.
 struct CostedOp {
-  model::ModelOp op;
+  const model::ModelOp* op = nullptr;  // the workload's, which outlives the CostedOp
   double time_us = 0;
 };
 

@@ -106,6 +106,7 @@ Workload derive_workload(const ModelSpec& model, const ParallelLayout& layout) {
   }
   w.dense_params =
       checked_add(w.dense_params, detail::stage_extra_params(w.model, layout, f).dense, "parameters of the stage");
+  w.ops.reserve(64);  // a stage of one layer kind and its extras come to 30-50 ops
   detail::add_compute_ops(w);
   detail::add_memory_ops(w);
   detail::add_comm_ops(w);

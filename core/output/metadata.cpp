@@ -5,6 +5,9 @@
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+// A weak reference: a program that calls no BLAS routine (the gpucal command, linked as needed)
+// does not load OpenBLAS, and its sidecar names no OpenBLAS.
+#pragma weak openblas_get_config
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -146,7 +149,7 @@ Metadata::Metadata(const RunConfig& c, const Backend& backend) {
                          {"scheduler_ticks_s", candidate_ticks()},
                          {"seed", c.seed}};
   doc_["libraries"] = nlohmann::json::object();
-  doc_["libraries"]["openblas"] = openblas_get_config();
+  if (openblas_get_config != nullptr) doc_["libraries"]["openblas"] = openblas_get_config();
   doc_["libraries"]["google_benchmark"] = google_benchmark_json();
 }
 

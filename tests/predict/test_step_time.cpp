@@ -41,15 +41,20 @@ model::Workload workload() {
   return w;
 }
 
-//                                          calls  us/call  ms/step
+//                                               calls  us/call  ms/step
 std::vector<CostedOp> ops() {
-  return {{op(OpKind::gemm, "qkv_fwd", 8), 100},                          // 0.8  pipeline, 2*64^3 flops
-          {op(OpKind::gemm, "qkv_wgrad", 8), 150},                        // 1.2  pipeline, backward
-          {op(OpKind::memory, "rmsnorm_bwd", 8), 25},                     // 0.2  pipeline, backward
-          {op(OpKind::memory, "optimizer_step", 1), 500},                 // 0.5  per step
-          {op(OpKind::collective, "tp_allreduce_fwd", 8, "tp"), 50},      // 0.4  pipeline
-          {op(OpKind::collective, "dp_reducescatter_grad", 2, "dp"), 300},  // 0.6 per step, bucket 0.3
-          {op(OpKind::p2p, "pp_send_fwd", 4, "pp"), 25}};                 // 0.1  pipeline
+  // The ops live as long as the test program: a CostedOp points at its workload's op.
+  static const std::vector<std::pair<model::ModelOp, double>> table{
+      {op(OpKind::gemm, "qkv_fwd", 8), 100},                            // 0.8  pipeline, 2*64^3 flops
+      {op(OpKind::gemm, "qkv_wgrad", 8), 150},                          // 1.2  pipeline, backward
+      {op(OpKind::memory, "rmsnorm_bwd", 8), 25},                       // 0.2  pipeline, backward
+      {op(OpKind::memory, "optimizer_step", 1), 500},                   // 0.5  per step
+      {op(OpKind::collective, "tp_allreduce_fwd", 8, "tp"), 50},        // 0.4  pipeline
+      {op(OpKind::collective, "dp_reducescatter_grad", 2, "dp"), 300},  // 0.6 per step, bucket 0.3
+      {op(OpKind::p2p, "pp_send_fwd", 4, "pp"), 25}};                   // 0.1  pipeline
+  std::vector<CostedOp> out;
+  for (const auto& [o, us] : table) out.push_back({&o, us});
+  return out;
 }
 
 TEST(PredictStep, NoOverlap1F1B) {
