@@ -351,10 +351,11 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   }
   const int64_t n0 = near->value("nranks", int64_t{2});
   const double bus_bytes = q.size_bytes * factor;
+  double near_time_us = 0;  // the nearest group's own time at this size
   {
     std::string f;
     bool in_range, measured;
-    own_time_us(*near, q.size_bytes, f, in_range, measured, band);
+    near_time_us = own_time_us(*near, q.size_bytes, f, in_range, measured, band);
     const double widen = 1 + distance;
     band.down_log *= widen;
     band.up_log *= widen;
@@ -396,6 +397,17 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   const double latency = line.alpha_us * scale, transfer = bus_bytes * line.us_per_bus_byte;
   const double t = latency + transfer / trend.factor;
   if (trend.known) widen_by_gap(band, t, latency + transfer, "the time with the bus bandwidth kept");
+  // How alpha grows with the group is a rule, not a measurement: the interval spans the other
+  // rules too (alpha kept, as on a switch that reduces in the network; log2 n steps; n - 1 steps).
+  const double ring = static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  const double steps = std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0));
+  for (const double other : {1.0, ring, steps})
+    if (other != scale)
+      widen_by_gap(band, t, line.alpha_us * other + transfer / trend.factor,
+                   "the time with alpha x " + significant(other, 3));
+  // ... and the measured group's own answer at this size, unscaled: the regime line is a fit, and
+  // where launches dominate a larger group is not reliably slower.
+  widen_by_gap(band, t, near_time_us, "the " + significant(static_cast<double>(n0), 6) + " measured ranks' own time");
   return t;
 }
 
