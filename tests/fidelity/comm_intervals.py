@@ -18,7 +18,11 @@ prediction has lo <= time <= hi, and intervals widen beyond the measured sizes (
 largest, 1/4 and 1/16 of the smallest: each wider than the one before and than the median in-range
 interval). Exit 1 on a failed check, never on a missed coverage target (a result to report).
 
-Usage: comm_intervals.py GPUCAL FIXTURE_DIR WORK_DIR [--logs a,b] [--check] [--out FILE]
+--recorded FILE: exit 1 when the report differs from FILE's table (its lines after the leading
+`#` comments): the recorded figures are this code's on these logs, or the test says to rewrite them
+with --out.
+
+Usage: comm_intervals.py GPUCAL FIXTURE_DIR WORK_DIR [--logs a,b] [--check] [--out FILE] [--recorded FILE]
 """
 import argparse
 import csv
@@ -177,7 +181,8 @@ def check_log(gpucal, work, name):
         knots = g["interval"]["knots_size_bytes"]
         lo_s, hi_s = min(knots), max(knots)
         mids = [math.sqrt(a * b) for a, b in zip(knots, knots[1:])]
-        beyond = [hi_s * 4, hi_s * 16, max(1.0, lo_s / 4), max(1.0, lo_s / 16)]
+        below = lo_s / 16 >= 1  # sizes below the smallest, where a byte is still 16x apart
+        beyond = [hi_s * 4, hi_s * 16] + ([lo_s / 4, lo_s / 16] if below else [])
         preds = predict(gpucal, calibration, key, [int(round(s)) for s in mids + beyond])
         width = []
         for p in preds:
@@ -189,11 +194,11 @@ def check_log(gpucal, work, name):
         if len(width) != len(preds):
             continue
         inside = statistics.median(width[:len(mids)])
-        up4, up16, down4, down16 = width[len(mids):]
+        up4, up16, *down = width[len(mids):]
         if not (up16 > up4 > inside):
             failures.append(f"{name} {key}: no widening above the sizes: {inside} {up4} {up16}")
-        if lo_s / 16 >= 1 and not (down16 > down4 > inside):
-            failures.append(f"{name} {key}: no widening below the sizes: {inside} {down4} {down16}")
+        if below and not (down[1] > down[0] > inside):
+            failures.append(f"{name} {key}: no widening below the sizes: {inside} {down[0]} {down[1]}")
     return failures
 
 
@@ -228,6 +233,7 @@ def main():
     ap.add_argument("--logs", default="")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--out", default="")
+    ap.add_argument("--recorded", default="")
     a = ap.parse_args()
     names = a.logs.split(",") if a.logs else sorted(f[:-4] for f in os.listdir(a.fixtures) if f.endswith(".log"))
     shutil.rmtree(a.work, ignore_errors=True)
@@ -244,6 +250,14 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(text + "\n")
+    if a.recorded:
+        with open(a.recorded) as f:
+            recorded = [line.rstrip("\n") for line in f if not line.startswith("#")]
+        if recorded != text.split("\n"):
+            failures.append(f"{a.recorded} is not this report (rewrite its table with --out, keeping its "
+                            f"# header): " + next((f"recorded {r!r}, now {t!r}" for r, t in
+                                                   zip(recorded, text.split("\n")) if r != t),
+                                                  f"{len(recorded)} recorded lines, {len(text.splitlines())} now"))
     for f in failures:
         print("CHECK FAILED:", f)
     return 1 if failures else 0
