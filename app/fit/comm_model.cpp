@@ -333,7 +333,13 @@ void widen_by_gap(Band& band, double t, double other, const std::string& what) {
   if (gap == 0 && !band.has) return;  // no spread and no trend: no interval, not a zero-width one
   band.up_log = std::max(band.up_log, gap);
   band.down_log = std::max(band.down_log, gap);
-  band.rule = (band.has ? band.rule + "; " : std::string()) + "at least the gap to " + what + ", either way";
+  const std::string tail = ", either way";
+  const bool listing = band.has && band.rule.size() > tail.size() &&
+                       band.rule.compare(band.rule.size() - tail.size(), tail.size(), tail) == 0;
+  if (listing)  // one clause naming every answer the interval reaches
+    band.rule.insert(band.rule.size() - tail.size(), ", to " + what);
+  else
+    band.rule = (band.has ? band.rule + "; " : std::string()) + "at least the gap to " + what + tail;
   band.has = true;
 }
 

@@ -54,10 +54,9 @@ void print_prediction(const CommQuery& q, const CommPrediction& p) {
                 q.collective.c_str(), static_cast<long long>(q.nranks), q.size_bytes, p.time_us, p.algbw_gbps,
                 p.busbw_gbps, to_string(p.provenance).c_str());
   std::cout << line;
-  if (p.has_interval) {
-    std::snprintf(line, sizeof line, "  90%% interval: %.6g .. %.6g us (%s)\n", p.lo_us, p.hi_us,
-                  p.interval_rule.c_str());
-    std::cout << line;
+  if (p.has_interval) {  // the rule in full: it can be longer than any fixed line
+    std::snprintf(line, sizeof line, "  90%% interval: %.6g .. %.6g us (", p.lo_us, p.hi_us);
+    std::cout << line << p.interval_rule << ")\n";
   } else {
     std::cout << "  90% interval: " << p.interval_rule << "\n";
   }
