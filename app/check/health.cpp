@@ -133,7 +133,7 @@ std::string reading_text(const std::optional<unsigned>& v) { return v ? std::to_
 
 void judge_gpu_memory(const GpuReading& g, const std::string& who, std::vector<HealthLine>& out) {
   if (!g.ecc_uncorrected_volatile && !g.ecc_corrected_volatile)
-    out.push_back(health_line("gpu_ecc", who, "not available", "-", "ECC is off or not supported on this GPU"));
+    out.push_back(health_line("gpu_ecc", who, "not available", "-", g.api + ": ECC is off or not supported on this GPU"));
   else {
     const std::string value = reading_text(g.ecc_corrected_volatile) + " corrected, " + reading_text(g.ecc_uncorrected_volatile) +
                               " uncorrected (volatile)";
@@ -141,7 +141,12 @@ void judge_gpu_memory(const GpuReading& g, const std::string& who, std::vector<H
                   : g.ecc_corrected_volatile.value_or(0) > 0 ? health_line("gpu_ecc", who, "warn", value, "corrected ECC errors since the driver loaded")
                                                              : health_line("gpu_ecc", who, "pass", value));
   }
-  if (g.remap_pending || g.remap_failure) {
+  if (g.api == "ROCm SMI" && (g.remap_pending || g.remap_failure)) {  // AMD retires bad pages
+    const std::string value = "pending " + reading_text(g.remap_pending) + ", unretirable " + reading_text(g.remap_failure);
+    out.push_back(g.remap_failure.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a bad page could not be retired: the GPU needs service")
+                  : g.remap_pending.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a bad page awaits retirement at the next reset: reset the GPU")
+                                                : health_line("gpu_row_remap", who, "pass", value));
+  } else if (g.remap_pending || g.remap_failure) {
     const std::string value = "pending " + reading_text(g.remap_pending) + ", failure " + reading_text(g.remap_failure);
     out.push_back(g.remap_failure.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a row remap failed: the GPU needs service")
                   : g.remap_pending.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a row remap is pending: reset the GPU")
@@ -151,13 +156,13 @@ void judge_gpu_memory(const GpuReading& g, const std::string& who, std::vector<H
     out.push_back(*g.retired_pages_pending ? health_line("gpu_row_remap", who, "fail", value, "page retirement pending: reset the GPU")
                                            : health_line("gpu_row_remap", who, "pass", value));
   } else {
-    out.push_back(health_line("gpu_row_remap", who, "not available", "-", "neither row remapping nor page retirement is supported"));
+    out.push_back(health_line("gpu_row_remap", who, "not available", "-", g.api + ": neither row remapping nor page retirement is read"));
   }
 }
 
 void judge_gpu_link_and_clocks(const GpuReading& g, const std::string& who, std::vector<HealthLine>& out) {
   if (!g.pcie_width || !g.pcie_width_max || !g.pcie_gen || !g.pcie_gen_max)
-    out.push_back(health_line("gpu_pcie_link", who, "not available", "-", "NVML gives no PCIe link generation and width"));
+    out.push_back(health_line("gpu_pcie_link", who, "not available", "-", g.api + " gives no PCIe link generation and width"));
   else {
     const std::string value = "Gen" + reading_text(g.pcie_gen) + " x" + reading_text(g.pcie_width) + " of Gen" + reading_text(g.pcie_gen_max) +
                               " x" + reading_text(g.pcie_width_max);
@@ -166,7 +171,7 @@ void judge_gpu_link_and_clocks(const GpuReading& g, const std::string& who, std:
                                                    : health_line("gpu_pcie_link", who, "pass", value));
   }
   if (!g.clock_event_reasons)
-    out.push_back(health_line("gpu_clock_slowdown", who, "not available", "-", "NVML gives no clock event reasons"));
+    out.push_back(health_line("gpu_clock_slowdown", who, "not available", "-", g.api + " gives no clock event reasons"));
   else {
     const unsigned long long m = *g.clock_event_reasons;
     char value[32];
@@ -180,12 +185,21 @@ void judge_gpu_link_and_clocks(const GpuReading& g, const std::string& who, std:
 
 void judge_gpu_thermal_and_nvlink(const GpuReading& g, const std::string& who, std::vector<HealthLine>& out) {
   if (!g.temperature_c || !g.slowdown_temperature_c)
-    out.push_back(health_line("gpu_temperature", who, "not available", reading_text(g.temperature_c), "NVML gives no temperature or no slowdown threshold"));
+    out.push_back(health_line("gpu_temperature", who, "not available", reading_text(g.temperature_c), g.api + " gives no temperature or no slowdown threshold"));
   else {
     const std::string value = reading_text(g.temperature_c) + " C, slowdown at " + reading_text(g.slowdown_temperature_c) + " C";
     out.push_back(*g.temperature_c >= *g.slowdown_temperature_c ? health_line("gpu_temperature", who, "fail", value, "at the GPU's own slowdown threshold")
                   : *g.temperature_c + 5 >= *g.slowdown_temperature_c ? health_line("gpu_temperature", who, "warn", value, "within 5 C of the slowdown threshold")
                                                                       : health_line("gpu_temperature", who, "pass", value));
+  }
+  if (g.api != "NVML") {  // an AMD GPU's links: XGMI's error status
+    if (!g.xgmi_error_status)
+      out.push_back(health_line("gpu_xgmi", who, "not available", "-", g.api + " gives no XGMI error status (no XGMI, or not supported)"));
+    else
+      out.push_back(*g.xgmi_error_status == 0 ? health_line("gpu_xgmi", who, "pass", "no errors")
+                                              : health_line("gpu_xgmi", who, "warn", *g.xgmi_error_status == 1 ? "an error" : "several errors",
+                                                            "XGMI errors since the status was last reset"));
+    return;
   }
   const long active = std::count_if(g.nvlinks.begin(), g.nvlinks.end(), [](const NvlinkReading& l) { return l.active; });
   if (active == 0) {

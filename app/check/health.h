@@ -2,7 +2,7 @@
 // warn, fail or "not available" (the hardware or the kernel does not expose it: never a pass),
 // and carries the raw value it judged. Readings come from sysfs on every host (PCIe links of
 // every PCI device, EDAC memory error counts, CPU thermal-throttle counters) and from NVML on an
-// NVIDIA node (app/check/nvml_health.h); a recorded readings file (`--health-from`, the
+// NVIDIA node (app/check/nvml_health.h) or ROCm SMI on an AMD one (app/check/rsmi_health.h); a recorded readings file (`--health-from`, the
 // "readings" object of `--json`) is judged by the same rules. The rules and their sources:
 // docs/operators.md, "Health checks".
 #pragma once
@@ -36,16 +36,18 @@ struct NvlinkReading {
   std::optional<unsigned long long> replay, recovery, crc_flit;
 };
 
-// One GPU as NVML reports it; nullopt where the device does not support the query.
+// One GPU as NVML or ROCm SMI reports it; nullopt where the device does not support the query.
 struct GpuReading {
   int index = 0;
   std::string name;
+  std::string api = "NVML";  // the library that read it: NVML or ROCm SMI
   std::optional<unsigned long long> ecc_uncorrected_volatile, ecc_corrected_volatile;
   std::optional<unsigned> remap_pending, remap_failure, retired_pages_pending;
   std::optional<unsigned> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
   std::optional<unsigned long long> clock_event_reasons;  // NVML's bit mask
   std::optional<unsigned> temperature_c, slowdown_temperature_c;
   std::vector<NvlinkReading> nvlinks;
+  std::optional<unsigned> xgmi_error_status;  // ROCm SMI's rsmi_xgmi_status_t: 0 none, 1 an error, 2 several
 };
 
 // What a node exposes. `*_source` says where a kind was read, or why it is not available.

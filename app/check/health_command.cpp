@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/check/nvml_health.h"
+#include "app/check/rsmi_health.h"
 #include "app/common/calibration_json.h"
 #include "app/report/junit.h"
 #include "app/report/prometheus.h"
@@ -36,6 +37,11 @@ HealthReadings gather(const HealthOptions& o) {
   HealthReadings r;
   read_sysfs_health(o.sysfs, r);
   read_nvml_health(r);
+  if (r.gpus.empty()) {  // no NVIDIA GPU: an AMD node's, through ROCm SMI
+    const std::string nvml = r.gpu_source;
+    read_rsmi_health(r);
+    if (r.gpus.empty()) r.gpu_source = nvml + "; " + r.gpu_source;
+  }
   return r;
 }
 

@@ -49,6 +49,12 @@ GpuReading gpu_from(const json& g, const std::string& path, const std::string& w
   GpuReading r;
   r.index = required_number<int>(g, "index", path, where);
   r.name = g.value("name", "");
+  if (g.contains("api") && !g["api"].is_null()) {
+    r.api = readings_string(g, "api", path, where);
+    if (r.api != "NVML" && r.api != "ROCm SMI") bad_readings(path, where + ".api must be \"NVML\" or \"ROCm SMI\"");
+  }
+  r.xgmi_error_status = optional_reading<unsigned>(g, "xgmi_error_status", path, where);
+  if (r.xgmi_error_status && *r.xgmi_error_status > 2) bad_readings(path, where + ".xgmi_error_status must be 0, 1 or 2");
   r.ecc_uncorrected_volatile = optional_reading<unsigned long long>(g, "ecc_uncorrected_volatile", path, where);
   r.ecc_corrected_volatile = optional_reading<unsigned long long>(g, "ecc_corrected_volatile", path, where);
   r.remap_pending = optional_reading<unsigned>(g, "remap_pending", path, where);
@@ -89,7 +95,8 @@ json readings_to_json(const HealthReadings& r) {
     json links = json::array();
     for (const auto& l : g.nvlinks)
       links.push_back({{"link", l.link}, {"active", l.active}, {"replay", json_or_null(l.replay)}, {"recovery", json_or_null(l.recovery)}, {"crc_flit", json_or_null(l.crc_flit)}});
-    j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"ecc_uncorrected_volatile", json_or_null(g.ecc_uncorrected_volatile)},
+    j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"api", g.api}, {"xgmi_error_status", json_or_null(g.xgmi_error_status)},
+                         {"ecc_uncorrected_volatile", json_or_null(g.ecc_uncorrected_volatile)},
                          {"ecc_corrected_volatile", json_or_null(g.ecc_corrected_volatile)}, {"remap_pending", json_or_null(g.remap_pending)},
                          {"remap_failure", json_or_null(g.remap_failure)}, {"retired_pages_pending", json_or_null(g.retired_pages_pending)},
                          {"pcie_gen", json_or_null(g.pcie_gen)}, {"pcie_gen_max", json_or_null(g.pcie_gen_max)}, {"pcie_width", json_or_null(g.pcie_width)},

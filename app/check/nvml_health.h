@@ -4,7 +4,7 @@
 // their maxima, clock event reasons, temperature against the GPU's own slowdown threshold, and
 // each NVLink's state and replay/recovery/CRC counters. The calls and their constants are NVML's
 // documented API (nvml.h); gpucal declares the few it uses, as the library is loaded by name.
-// An AMD node's amdsmi reading is not written yet: its GPUs are "not available".
+// An AMD node's GPUs are read by ROCm SMI (app/check/rsmi_health.h).
 #pragma once
 #include "app/check/health.h"
 

@@ -85,6 +85,33 @@ def nvml_cases():
     check(statuses(json.load(open(again))) == s, "--json then --health-from judges the same")
 
 
+def rsmi_cases():
+    """An 8-GPU AMD node as ROCm SMI reads it: bad pages pending retirement fail, XGMI errors and
+    corrected ECC counts warn, and what ROCm SMI does not give (clock event reasons) is not a pass."""
+    out = os.path.join(WORK, "rsmi-healthy.judged.json")
+    run = gpucal("--health-from", os.path.join(FIX, "rsmi-healthy.json"), "--json", out)
+    s = statuses(json.load(open(out)))
+    check(run.returncode == 0 and s[("gpu_xgmi", "gpu0")] == "pass" and s[("gpu_row_remap", "gpu7")] == "pass"
+          and s[("gpu_clock_slowdown", "gpu0")] == "not available" and not any(k[0] == "gpu_nvlink" for k in s),
+          f"rsmi-healthy: exit {run.returncode}, an AMD GPU's checks are XGMI's, not NVLink's, clocks not available")
+    out = os.path.join(WORK, "rsmi-bad-page.judged.json")
+    run = gpucal("--health-from", os.path.join(FIX, "rsmi-bad-page.json"), "--json", out)
+    s = statuses(json.load(open(out)))
+    fails = sorted(k for k, v in s.items() if v == "fail")
+    check(run.returncode == 1 and fails == [("gpu_row_remap", "gpu2")] and s[("gpu_xgmi", "gpu6")] == "warn"
+          and s[("gpu_ecc", "gpu2")] == "warn" and "awaits retirement" in run.stdout,
+          f"rsmi-bad-page: exit {run.returncode}, failures {fails}")
+    again = os.path.join(WORK, "rsmi-again.json")
+    gpucal("--health-from", out, "--json", again)
+    check(statuses(json.load(open(again))) == s, "ROCm SMI readings: --json then --health-from judges the same")
+    bad = os.path.join(WORK, "rsmi-bad-api.json")
+    doc = json.load(open(os.path.join(FIX, "rsmi-healthy.json")))
+    doc["readings"]["gpus"][0]["api"] = "amdsmi"
+    json.dump(doc, open(bad, "w"))
+    run = gpucal("--health-from", bad)
+    check(run.returncode == 2 and "readings.gpus[0].api" in run.stderr, "an unknown api is refused, naming the field")
+
+
 def made_cases():
     base = json.load(open(os.path.join(FIX, "nvml-healthy.json")))["readings"]
     cases = []
@@ -165,6 +192,7 @@ if __name__ == "__main__":
     os.makedirs(WORK)
     sysfs_cases()
     nvml_cases()
+    rsmi_cases()
     made_cases()
     outputs_and_drain()
     refusals()
