@@ -132,16 +132,6 @@ int parse(CLI::App& app, int argc, char** argv, const std::vector<std::string>& 
   return -1;
 }
 
-// What a verb printed must have reached standard output: a full disk or a closed pipe behind it
-// (SIGPIPE ignored) is a failed command, not a verdict nobody read.
-int stdout_written(int status) {
-  std::cout.flush();
-  if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
-  const int err = errno;
-  gpucal::write_stderr_line(std::string("gpucal: error: could not write to standard output (") +
-                            (err != 0 ? std::strerror(err) : "the write failed") + "): the command's output is incomplete");
-  return status == 0 ? kExitFailure : status;
-}
 
 }  // namespace
 
@@ -181,7 +171,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (auto& [command, sub] : commands)
-      if (*sub) return stdout_written(command->run());
+      if (*sub) return gpucal::stdout_written(command->run(), "gpucal");
   } catch (const gpucal::WriteError& e) {
     gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());  // the inputs were fine; the output failed
     return kExitFailure;

@@ -223,8 +223,8 @@ int run_ranks(World& world, const RunConfig& config, const Launch& launch, int t
 
 }  // namespace
 
-int bench_main(int argc, char** argv, const BenchSpec& spec) {
-  const std::string prog = "bench_" + spec.bench;
+namespace {
+int bench_main_checked(int argc, char** argv, const BenchSpec& spec, const std::string& prog) {
   // A file-size limit (ulimit -f) would kill the bench with SIGXFSZ, silently; ignored, the
   // write fails with EFBIG and the bench says which file, keeping the rows (file_io.h).
   std::signal(SIGXFSZ, SIG_IGN);
@@ -268,6 +268,14 @@ int bench_main(int argc, char** argv, const BenchSpec& spec) {
   const int code = run_ranks(world, config, launch, parsed.threads);
   benchmark::Shutdown();
   return code;
+}
+}  // namespace
+
+int bench_main(int argc, char** argv, const BenchSpec& spec) {
+  const std::string prog = "bench_" + spec.bench;
+  // A listing, the help or the console table written to a full disk or a closed pipe fails the
+  // command (the rows' CSV and sidecar report their own write errors).
+  return stdout_written(bench_main_checked(argc, argv, spec, prog), prog);
 }
 
 }  // namespace gpucal

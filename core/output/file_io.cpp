@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 
 namespace gpucal {
 
@@ -140,6 +141,16 @@ namespace gpucal {
 void write_stderr_line(const std::string& line) {
   const std::string text = line + "\n";
   (void)write_all(STDERR_FILENO, text.data(), text.size());  // nowhere to report a failed stderr
+}
+
+int stdout_written(int status, const std::string& program) {
+  errno = 0;  // a reason from this last flush only: an earlier failed write left none to trust
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int err = errno;
+  write_stderr_line(program + ": error: could not write to standard output (" +
+                    (err != 0 ? std::strerror(err) : "the write failed") + "): the command's output is incomplete");
+  return status == 0 ? 1 : status;
 }
 }  // namespace gpucal
 

@@ -88,4 +88,9 @@ std::string filesystem_error_text(const std::filesystem::filesystem_error& e);
 // One line on stderr in one write(2): lines from several ranks or threads never interleave
 // mid-line. A line end is added.
 void write_stderr_line(const std::string& line);
+
+// What a program printed must have reached standard output: a full disk or a closed pipe behind
+// it (SIGPIPE ignored) is a failed command, not output nobody read. `status` when it did; else
+// one line naming `program` on stderr and 1 (or `status` when that is already a failure).
+int stdout_written(int status, const std::string& program);
 }  // namespace gpucal
