@@ -15,7 +15,14 @@ CLI::App* RunCommand::add_to(CLI::App& app) {
   out_opt_ = cmd->add_option("--out", options_.out_dir, "results folder to create (default: results/SUITE)")->type_name("DIR");
   cmd->add_option("--backend", options_.backend, "auto | cuda | hip | host")->capture_default_str();
   cmd->add_option("--bin-dir", options_.bin_dir, "where the bench_* binaries are (default: beside gpucal)")->type_name("DIR");
-  cmd->add_option("--mpirun", options_.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"");
+  cmd->add_option("--mpirun", options_.mpirun, "launcher for collectives/p2p, e.g. \"mpirun -np 4 --oversubscribe\"")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text.find_first_not_of(" \t") == std::string::npos
+                       ? std::string("expected a launcher command, got '" + text + "'")
+                       : std::string();
+          },
+          "COMMAND"));
   cmd->add_option("--threads", options_.threads,
                   "or: run collectives/p2p as one process with N rank threads (all: one per GPU; auto: one per "
                   "GPU, or 4 on a node without one, never an allocation's launcher)")
