@@ -41,6 +41,7 @@ std::string format_export_report(const ExportReport& r, bool with_refusals) {
     s << r.consumer << ": wrote";
     for (const auto& f : r.files_written) s << " " << f;
     s << "\n";
+    if (r.lead.rfind("INCOMPLETE:", 0) == 0) s << "  " << r.lead << "\n";  // what the files lack, said where they are named
   }
   for (const auto& a : r.assumed) s << "  assumed: " << a << "\n";
   for (const auto& n : r.notes) s << "  note: " << n << "\n";

@@ -6,7 +6,8 @@
 
 namespace gpucal::calibration {
 
-std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused) {
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused,
+                                         std::vector<std::string>& left_out) {
   const predict::OpCoster coster(w.results, w.calibration, w.options.cost);
   std::vector<StageProgram> programs;
   for (int64_t stage = 0; stage < w.layout.pp; ++stage) {
@@ -18,8 +19,9 @@ std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<st
       std::string why;
       const auto cost = coster.cost(op, workload.layout, why);
       if (!cost) {
-        refused.push_back("stage " + std::to_string(stage) + ": " + op.bench() + " " + op.role + " (" +
-                          op.shape_text() + "): " + why);
+        (w.options.allow_missing ? left_out : refused)
+            .push_back("stage " + std::to_string(stage) + ": " + op.bench() + " " + op.role + " (" + op.shape_text() +
+                       "): " + why);
         continue;
       }
       ops.push_back({.op = op, .time_us = cost->time_us, .provenance = to_string(cost->provenance),
@@ -31,6 +33,14 @@ std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<st
   }
   if (!refused.empty()) programs.clear();
   return programs;
+}
+
+void note_left_out(const std::vector<std::string>& left_out, ExportReport& report) {
+  if (left_out.empty()) return;
+  report.lead = "INCOMPLETE: " + std::to_string(left_out.size()) +
+                " operation(s) left out (--allow-missing): the traces lack them, so a simulated step is shorter "
+                "than the step they stand for";
+  for (const auto& op : left_out) report.notes.push_back("left out (--allow-missing): " + op);
 }
 
 std::string describe_step(const ExportWorkload& w, const model::Workload& stage) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/common/results_dir.h"
+#include "app/export/export_common.h"
 #include "app/export/step_program.h"
 #include "app/predict/predict_step.h"
 #include "core/model/model_spec.h"
@@ -28,9 +29,15 @@ struct ExportWorkload {
 };
 
 // Every pipeline stage's program (app/export/step_program.h), stage 0 first, its operations
-// costed. Each operation nothing measures or models adds one line to `refused` ("stage S: bench
-// role (shape): why"); the programs are empty then.
-std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused);
+// costed. Each operation nothing measures or models adds one line ("stage S: bench role (shape):
+// why") to `refused`, and the programs are empty then; with --allow-missing
+// (w.options.allow_missing) to `left_out` instead, and the programs lack those operations.
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused,
+                                         std::vector<std::string>& left_out);
+
+// The notes of a workload export that left operations out (--allow-missing): the lead line and
+// one note per operation. Nothing when none was.
+void note_left_out(const std::vector<std::string>& left_out, ExportReport& report);
 
 // A summary of the step for an export's notes: model, layout, micro-batches, policy.
 std::string describe_step(const ExportWorkload& w, const model::Workload& stage);

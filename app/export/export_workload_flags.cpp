@@ -12,6 +12,9 @@ namespace gpucal::calibration {
 void ExportWorkloadFlags::add(CLI::App& cmd) {
   model_.add(cmd, "workload targets: ");
   policy_.add(cmd, options_);
+  allow_missing_ = cmd.add_flag("--allow-missing", options_.allow_missing,
+                                "workload targets: leave out (and list in NOTES.md) operations nothing measures or "
+                                "models, as predict does; the traces then lack them");
 }
 
 void ExportWorkloadFlags::check(const std::string& target) const {
@@ -21,6 +24,8 @@ void ExportWorkloadFlags::check(const std::string& target) const {
     model_.require_model_for_layout_flags();
     for (const CLI::Option* o : policy_.options_given)
       if (o->count() > 0) throw UsageError(o->get_name() + " needs --model NAME or --model-config FILE");
+    if (allow_missing_ && allow_missing_->count() > 0)
+      throw UsageError("--allow-missing leaves a workload's operations out: it needs --model NAME or --model-config FILE");
     return;
   }
   policy_.check(options_);

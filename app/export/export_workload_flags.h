@@ -31,6 +31,7 @@ class ExportWorkloadFlags {
   model::ModelFlags model_;
   predict::PolicyFlags policy_;
   predict::PredictOptions options_;
+  CLI::Option* allow_missing_ = nullptr;
 };
 
 }  // namespace gpucal::calibration

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 
 #include "tests/calibration/test_util.h"
@@ -168,6 +169,32 @@ TEST(ChakraExport, InterleavedScheduleAndContextParallelRing) {
   EXPECT_EQ(count_role(e.traces[0], "pp_send_fwd", pb::COMM_SEND_NODE), 8);
   EXPECT_EQ(count_role(e.traces[2], "pp_send_fwd", pb::COMM_SEND_NODE), 4);
   EXPECT_GT(count_role(e.traces[0], "cp_ring_fwd", pb::COMM_SEND_NODE), 0);
+}
+
+TEST(ChakraExport, AllowMissingLeavesOperationsOutAndSaysSo) {
+  const std::string dir = workload_fixture_dir();
+  // The folder measured non-causal attention only: a causal model's attention costs nothing.
+  std::ofstream(dir + "/causal.json")
+      << R"({"name": "test-causal", "source": "test fixture", "layers": 2, "hidden": 512, "heads": 8,
+ "kv_heads": 4, "ffn": 1536, "gated": true, "vocab": 4096, "tied_embeddings": true, "causal": true, "seq": 1024})";
+  std::string log;
+  EXPECT_EQ(run_gpucal("export results --to chakra --model-config causal.json --dtype bf16 --dp 2 --out refused", log, dir), 2)
+      << log;
+  EXPECT_NE(log.find("export chakra refused: stage 0: attention"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/refused/chakra/workload.0.et")) << log;
+  EXPECT_EQ(run_gpucal("export results --to chakra --model-config causal.json --dtype bf16 --dp 2 --allow-missing --out out",
+                       log, dir),
+            0)
+      << log;
+  const std::string notes = read_text(dir + "/out/chakra/NOTES.md");
+  EXPECT_NE(notes.find("INCOMPLETE: "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("left out (--allow-missing): stage 0: attention attn_fwd"), std::string::npos) << notes;
+  const DecodedTrace t = read_trace(dir + "/out/chakra", 0);
+  EXPECT_EQ(count_role(t, "attn_fwd", pb::COMP_NODE), 0);
+  EXPECT_GT(count_role(t, "qkv_fwd", pb::COMP_NODE), 0);
+  // Without --model there is no workload to leave operations out of.
+  EXPECT_EQ(run_gpucal("export results --to astrasim --allow-missing --out out2", log, dir), 2) << log;
+  EXPECT_NE(log.find("--allow-missing leaves a workload's operations out: it needs --model"), std::string::npos) << log;
 }
 
 TEST(ChakraExport, UsageErrors) {
