@@ -116,7 +116,7 @@ void add_fleet_others(CLI::App& fleet, State& s) {
   auto* r = s.fleet_report = fleet.add_subcommand("report", "rank nodes and links; name the suspects (exit 1 when there are)");
   r->add_option("FLEET_DIR", s.report.fleet_dir, "a gpucal fleet run folder")->required();
   r->add_option("--markdown", s.report.markdown, "default FLEET_DIR/report.md")->type_name("FILE");
-  r->add_option("--html", s.report.html, "default FLEET_DIR/report.html")->type_name("FILE");
+  r->add_option("--html", s.report.html, "the report as an HTML page with plots (default: FLEET_DIR/report.html)")->type_name("FILE");
   r->add_option("--json", s.report.json, "default FLEET_DIR/report.json")->type_name("FILE");
   r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml")->type_name("FILE");
   r->add_option("--prometheus", s.report.prometheus, "also write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
@@ -152,7 +152,7 @@ void add_fleet_others(CLI::App& fleet, State& s) {
 void add_check(CLI::App& app, State& s) {
   auto* c = s.check_cmd = app.add_subcommand("check", "a results folder against its SKU's expectations (exit 1 on a miss)");
   c->add_option("RESULTS_DIR", s.check_options.results_dir, "results folder (none with --health)");
-  c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file (none is refused: check needs expectations)")->capture_default_str()->type_name("auto|none|FILE");
+  c->add_option("--expect", s.check_options.expect, "auto (the SKU from the sidecars' device) | an expectations file (none is refused: check needs expectations)")->capture_default_str()->type_name("auto|FILE");
   c->add_option("--junit", s.check_options.junit, "write JUnit XML")->type_name("FILE");
   c->add_option("--json", s.check_options.json, "write the table as JSON")->type_name("FILE");
   c->add_option("--markdown", s.check_options.markdown, "write the table as Markdown")->type_name("FILE");

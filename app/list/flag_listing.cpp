@@ -39,12 +39,27 @@ std::string first_clause(const std::string& help) {
   return text;
 }
 
+// A default a verb states in its flag's words, "(default: results/SUITE)" or "(default X)", when
+// CLI11 holds none (a path made from another argument); "required" for a required flag.
+std::string stated_default(const CLI::Option& o, const std::string& help) {
+  if (o.get_required()) return "required";
+  for (const char* lead : {"(default: ", "(default "}) {
+    const std::size_t at = help.find(lead);
+    if (at == std::string::npos) continue;
+    const std::size_t from = at + std::string(lead).size(), end = help.find(')', from);
+    if (end != std::string::npos) return help.substr(from, end - from);
+  }
+  return "";
+}
+
 void collect(const CLI::App& app, const std::string& verb, std::vector<std::pair<std::string, FlagUse>>& out) {
   for (const CLI::Option* o : app.get_options()) {
     if (o->get_lnames().empty()) continue;  // positional, or a short flag alone
     const std::string name = "--" + o->get_lnames().front();
     if (name == "--help") continue;
-    out.push_back({name, {verb, takes_of(*o), o->get_default_str(), first_clause(o->get_description())}});
+    std::string fallback = o->get_default_str();
+    if (fallback.empty()) fallback = stated_default(*o, o->get_description());
+    out.push_back({name, {verb, takes_of(*o), fallback, first_clause(o->get_description())}});
   }
   for (const CLI::App* sub : app.get_subcommands({}))
     collect(*sub, verb.empty() ? sub->get_name() : verb + " " + sub->get_name(), out);
