@@ -37,7 +37,9 @@ CLI::App* ExportCommand::add_to(CLI::App& app) {
   cmd->add_flag("--verbose", verbose_, "print every note and assumption (NOTES.md beside each export holds them)");
   workload_.add(*cmd);
   cmd->footer(examples_footer({
-      {"gpucal export results/smoke --to all", "every consumer's inputs under results/smoke/export/<target>/"},
+      {"gpucal export results/smoke --to astrasim,vtrain",
+       "ASTRA-sim's network and system files and vTrain's tables under results/smoke/export/<target>/ (--to all: "
+       "every consumer; one the folder lacks figures for is refused, naming the --set that supplies them)"},
       {"gpucal export imported/ --to vtrain", "vTrain's all-reduce tables from imported nccl-tests logs (gpucal import)"},
       {"gpucal export results/smoke --to chakra --model llama3-8b --tp 2 --dp 2",
        "a calibrated Chakra trace per rank and the communicator groups for ASTRA-sim"},

@@ -60,8 +60,8 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
   cmd->footer(calibration::examples_footer({
       {"gpucal predict results/smoke --model llama3-8b --tp 2 --dp 2",
        "one step of Llama 3 8B at TP 2 x DP 2 from a calibration run"},
-      {"gpucal predict h100/ --model llama3-70b --tp 8 --pp 4 --dp 8 --overlap tp,dp --schedule interleaved "
-       "--virtual-stages 2",
+      {"gpucal predict h100/ --model llama3-70b --tp 8 --pp 4 --dp 8 --global-batch 512 --overlap tp,dp "
+       "--schedule interleaved --virtual-stages 2",
        "a large layout with overlapped communication and an interleaved schedule"},
       {"gpucal predict h100/ --model llama3-8b --sweep tp=1,2,4 pp=1,2", "every layout of a sweep, ranked"},
   }));

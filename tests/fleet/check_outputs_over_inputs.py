@@ -78,7 +78,7 @@ CASES = [
     (['compare', R, R, '--json', '{OUT}'], '--json', read_in_results),
     (['predict', R, '--model', 'llama3-8b', '--scale', '8', '--layers', '1', '--allow-missing', '--output', '{OUT}'],
      '--out', read_in_results),
-    (['export', R, '--to', 'calculon', '-o', '{OUT}'], '-o', read_in_results),
+    (['export', R, '--to', 'calculon', '--out', '{OUT}'], '--out', read_in_results + [R]),
     (['check', n1, '--expect', E, '--junit', '{OUT}'], '--junit', [E] + read_in_node),
     (['check', n1, '--expect', E, '--json', '{OUT}'], '--json', [E] + read_in_node),
     (['check', n1, '--expect', E, '--markdown', '{OUT}'], '--markdown', [E] + read_in_node),
@@ -122,8 +122,9 @@ for words, flag, targets in CASES:
         label = f"gpucal {' '.join(args)}"
         check(p.returncode == 2, f"{label}: exit {p.returncode}, expected 2 (refused)\n{p.stderr}")
         lines = p.stderr.strip().splitlines()
-        check(len(lines) == 1 and flag in lines[0] and target.split('/')[-1] in lines[0],
-              f"{label}: not one line naming {flag} and the file: {p.stderr!r}")
+        check(len(lines) == 1 and flag in lines[0] and target.split('/')[-1] in lines[0]
+              and 'not expected' not in lines[0] and 'write the output elsewhere' in lines[0],
+              f"{label}: not the output guard's one line naming {flag} and the file: {p.stderr!r}")
         after = digest_tree(inputs)
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         check(not changed, f"{label}: inputs changed: {changed}")
