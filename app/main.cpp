@@ -166,6 +166,13 @@ int main(int argc, char** argv) {
   // GPUCAL_PARSE_ONLY: stop once the command line parses, before any file is read (the test that
   // runs every --help example, tests/e2e/check_help_examples.py).
   if (const char* only = std::getenv("GPUCAL_PARSE_ONLY"); only != nullptr && std::string(only) == "1") {
+    try {
+      for (auto& [command, sub] : commands)
+        if (*sub) command->check_without_inputs();
+    } catch (const std::exception& e) {
+      gpucal::write_stderr_line(std::string("gpucal: error: ") + e.what());
+      return kExitBadInput;
+    }
     gpucal::write_stderr_line("gpucal: GPUCAL_PARSE_ONLY=1: the flags parse; nothing was run");
     return 0;
   }

@@ -24,6 +24,10 @@ class Command {
   // Exit status: 0 ok; 1 a failure the verb defines (a regression, a failed bench, a failed
   // write); 2 bad input. Exceptions are turned into one line by app/main.cpp.
   virtual int run() = 0;
+  // What can be checked without reading any input (GPUCAL_PARSE_ONLY=1, the test of every --help
+  // example): a verb that can refuse a command line after parsing it (a layout its model cannot
+  // run) throws the usage error here too.
+  virtual void check_without_inputs() {}
 };
 
 // "Examples:" and one "  command\n      what it does" pair per example, for a subcommand's footer.

@@ -265,6 +265,17 @@ void PredictCommand::check_flag_combinations() const {
   }
 }
 
+void PredictCommand::check_without_inputs() {
+  if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
+  check_flag_combinations();
+  const model::ParallelLayout base = flags.resolved_layout("host");
+  if (!sweep.empty()) {
+    sweep_layouts(base, sweep);  // the items; a layout the model cannot run is a skip, not an error
+    return;
+  }
+  validate_schedule(options.schedule, model::derive_workload(flags.spec(), base));
+}
+
 int PredictCommand::run() {
   try {
     if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");

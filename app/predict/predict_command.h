@@ -26,6 +26,9 @@ struct PredictCommand : calibration::Command {
   CLI::App* add_to(CLI::App& app) override;
   // Exit status: 0, 1 (a prediction could not be made: one line on stderr), 2 (usage).
   int run() override;
+  // The flags' combinations, the sweep's items and the model's layout (its pipeline schedule
+  // included), as on the host backend.
+  void check_without_inputs() override;
 
  private:
   int run_sweep(const nlohmann::json& cal, const calibration::ResultsDir& results, const std::string& backend,
