@@ -234,6 +234,12 @@ std::optional<double> from_own_group(const GroupsByShape& chosen, const CommQuer
     out.method = measured   ? "the measured median at this size"
                  : in_range ? "the group's best form (" + out.form + ") between measured sizes"
                             : "the group's " + out.form + " form beyond its measured sizes";
+    if (!measured && !in_range) {
+      const auto [lo, hi] = size_range(*g);
+      const bool above = q.size_bytes > hi;
+      out.extrapolated_by = "x" + significant(above ? q.size_bytes / hi : lo / q.size_bytes, 3) +
+                            (above ? " above the largest measured size" : " below the smallest measured size");
+    }
     return t;
   }
   return std::nullopt;
@@ -390,6 +396,8 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   const BandwidthTrend trend = bandwidth_trend(pool, *near, q, distance);
   out.groups = {key_of(*near)};
   if (trend.known) out.groups.push_back(trend.other);
+  out.extrapolated_by = "x" + significant(std::exp2(distance), 3) + " beyond the measured rank counts (nearest " +
+                        significant(static_cast<double>(n0), 6) + ")";
   out.form = form;
   out.provenance = Provenance::extrapolated;
   out.method =

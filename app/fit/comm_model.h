@@ -60,6 +60,9 @@ struct CommPrediction {
   bool has_interval = false;        // false when the group has no computed interval
   double lo_us = 0, hi_us = 0;      // the 90% interval (lo <= time_us <= hi)
   std::string interval_rule;        // how the interval was made, or why there is none
+  // How far beyond what was measured: "x16 above the largest measured size", "x4 beyond the
+  // measured rank counts (16)"; "" when the answer is measured or interpolated.
+  std::string extrapolated_by;
 };
 
 // A calibration group as the model sees it.

@@ -273,7 +273,8 @@ std::optional<OpCost> OpCoster::from_comm_model(const ModelOp& op, const model::
   OpCost c;
   c.time_us = p.time_us;
   c.provenance = p.provenance;
-  c.method = "communication model, " + std::to_string(q.nnodes) + " node(s): " + p.method;
+  c.method = "communication model, " + std::to_string(q.nnodes) + " node(s): " + p.method +
+             (p.extrapolated_by.empty() ? "" : " (" + p.extrapolated_by + ")");
   for (const auto& g : p.groups) c.sources.push_back("calibration communication.collectives " + g);
   c.has_interval = p.has_interval;
   c.lo_us = p.lo_us;

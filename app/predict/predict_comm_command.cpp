@@ -35,7 +35,8 @@ nlohmann::json prediction_json(const CommQuery& q, const CommPrediction& p) {
           {"ranks_per_node", q.ranks_per_node}, {"size_bytes", q.size_bytes}, {"time_s", p.time_s},
           {"interval", interval},       {"interval_rule", p.interval_rule},
           {"algbw_gbps", p.algbw_gbps}, {"busbw_gbps", p.busbw_gbps}, {"provenance", to_string(p.provenance)},
-          {"form", p.form},             {"groups", p.groups},         {"method", p.method}};
+          {"form", p.form},             {"groups", p.groups},         {"method", p.method},
+          {"extrapolated_by", p.extrapolated_by.empty() ? nlohmann::json() : nlohmann::json(p.extrapolated_by)}};
 }
 
 std::vector<std::string> prediction_row(const CommQuery& q, const CommPrediction& p) {
@@ -50,10 +51,10 @@ std::vector<std::string> prediction_row(const CommQuery& q, const CommPrediction
 
 void print_prediction(const CommQuery& q, const CommPrediction& p) {
   char line[256];
-  std::snprintf(line, sizeof line, "%s %lld ranks, %.0f B: %.6g us  algbw %.4g GB/s  busbw %.4g GB/s  [%s]\n",
+  std::snprintf(line, sizeof line, "%s %lld ranks, %.0f B: %.6g us  algbw %.4g GB/s  busbw %.4g GB/s  [%s",
                 q.collective.c_str(), static_cast<long long>(q.nranks), q.size_bytes, p.time_us, p.algbw_gbps,
                 p.busbw_gbps, to_string(p.provenance).c_str());
-  std::cout << line;
+  std::cout << line << (p.extrapolated_by.empty() ? "" : " " + p.extrapolated_by) << "]\n";
   if (p.has_interval) {  // the rule in full: it can be longer than any fixed line
     std::snprintf(line, sizeof line, "  90%% interval: %.6g .. %.6g us (", p.lo_us, p.hi_us);
     std::cout << line << p.interval_rule << ")\n";

@@ -136,10 +136,14 @@ def check_links(root, pages, allow_missing):
 
 
 def logical_lines(lines):
-    """Commands of a shell block: continuation lines joined, prompts and comments dropped."""
+    """Commands of a shell block: continuation lines joined, prompts and comments dropped. In a
+    transcript (a block with `$ ` prompts) only the prompted lines are commands; the rest is output."""
+    transcript = any(line.lstrip().startswith('$ ') for line in lines)
     joined, cur = [], ''
     for line in lines:
         s = line.rstrip()
+        if transcript and not cur and not s.lstrip().startswith('$ '):
+            continue
         if s.endswith('\\'):
             cur += s[:-1] + ' '
             continue
