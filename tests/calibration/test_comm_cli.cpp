@@ -77,7 +77,8 @@ TEST(GpucalImportCli, ImportFitReportAndPredictOnAPublicLog) {
   EXPECT_NE(out.find("1048576 B: 71.7 us"), std::string::npos) << out;  // median of 71.93 and 71.47
   EXPECT_NE(out.find("[measured]"), std::string::npos) << out;
   EXPECT_NE(out.find("[interpolated]"), std::string::npos) << out;
-  EXPECT_NE(out.find("[extrapolated]"), std::string::npos) << out;
+  // 64 GiB against a largest measured 16 GiB: extrapolated, and by how much.
+  EXPECT_NE(out.find("[extrapolated x4 above the largest measured size]"), std::string::npos) << out;
   ASSERT_EQ(run_gpucal("predict-comm " + dir +
                        "/h100/calibration.json --collective allreduce --nranks 64 --nnodes 8 "
                        "--size 256M --as json",
@@ -85,6 +86,8 @@ TEST(GpucalImportCli, ImportFitReportAndPredictOnAPublicLog) {
             0)
       << out;
   EXPECT_NE(out.find("\"provenance\": \"extrapolated\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"extrapolated_by\": \"x4 beyond the measured rank counts (nearest 16)\""), std::string::npos)
+      << out;
   EXPECT_NE(out.find("alpha x"), std::string::npos) << out;
   // A query the data cannot answer: intra-node allreduce from inter-node measurements.
   EXPECT_EQ(run_gpucal("predict-comm " + dir + "/h100 --collective allreduce --nranks 8 --nnodes 1 --size 1M",
