@@ -391,8 +391,9 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   // Trees (log2 n steps) for allreduce's latency-bound regimes, rings/pipelines (n - 1 steps)
   // for the rest and for the bandwidth-bound last regime.
   const bool tree = q.collective == "allreduce" && line.index + 1 < line.count;
-  const double scale = tree ? std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0))
-                            : static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  const double ring = static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
+  const double steps = std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0));
+  const double scale = tree ? steps : ring;
   const BandwidthTrend trend = bandwidth_trend(pool, *near, q, distance);
   out.groups = {key_of(*near)};
   if (trend.known) out.groups.push_back(trend.other);
@@ -413,8 +414,6 @@ double beyond_rank_counts(const Pool& pool, const CommQuery& q, double factor, c
   if (trend.known) widen_by_gap(band, t, latency + transfer, "the time with the bus bandwidth kept");
   // How alpha grows with the group is a rule, not a measurement: the interval spans the other
   // rules too (alpha kept, as on a switch that reduces in the network; log2 n steps; n - 1 steps).
-  const double ring = static_cast<double>(q.nranks - 1) / static_cast<double>(n0 - 1);
-  const double steps = std::log2(static_cast<double>(q.nranks)) / std::log2(static_cast<double>(n0));
   for (const double other : {1.0, ring, steps})
     if (other != scale)
       widen_by_gap(band, t, line.alpha_us * other + transfer / trend.factor,
