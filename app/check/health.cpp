@@ -141,16 +141,19 @@ void judge_gpu_memory(const GpuReading& g, const std::string& who, std::vector<H
                   : g.ecc_corrected_volatile.value_or(0) > 0 ? health_line("gpu_ecc", who, "warn", value, "corrected ECC errors since the driver loaded")
                                                              : health_line("gpu_ecc", who, "pass", value));
   }
-  if (g.api == "ROCm SMI" && (g.remap_pending || g.remap_failure)) {  // AMD retires bad pages
-    const std::string value = "pending " + reading_text(g.remap_pending) + ", unretirable " + reading_text(g.remap_failure);
-    out.push_back(g.remap_failure.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a bad page could not be retired: the GPU needs service")
-                  : g.remap_pending.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a bad page awaits retirement at the next reset: reset the GPU")
-                                                : health_line("gpu_row_remap", who, "pass", value));
-  } else if (g.remap_pending || g.remap_failure) {
-    const std::string value = "pending " + reading_text(g.remap_pending) + ", failure " + reading_text(g.remap_failure);
-    out.push_back(g.remap_failure.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a row remap failed: the GPU needs service")
-                  : g.remap_pending.value_or(0) ? health_line("gpu_row_remap", who, "fail", value, "a row remap is pending: reset the GPU")
-                                                : health_line("gpu_row_remap", who, "pass", value));
+  if (g.remap_pending || g.remap_failure) {
+    const bool pages = g.api == "ROCm SMI";  // AMD retires bad pages where NVIDIA remaps rows
+    const std::string value = "pending " + reading_text(g.remap_pending) + (pages ? ", unretirable " : ", failure ") +
+                              reading_text(g.remap_failure);
+    out.push_back(g.remap_failure.value_or(0)
+                      ? health_line("gpu_row_remap", who, "fail", value,
+                                    pages ? "a bad page could not be retired: the GPU needs service"
+                                          : "a row remap failed: the GPU needs service")
+                  : g.remap_pending.value_or(0)
+                      ? health_line("gpu_row_remap", who, "fail", value,
+                                    pages ? "a bad page awaits retirement at the next reset: reset the GPU"
+                                          : "a row remap is pending: reset the GPU")
+                      : health_line("gpu_row_remap", who, "pass", value));
   } else if (g.retired_pages_pending) {
     const std::string value = "retired pages pending " + reading_text(g.retired_pages_pending);
     out.push_back(*g.retired_pages_pending ? health_line("gpu_row_remap", who, "fail", value, "page retirement pending: reset the GPU")
