@@ -3,8 +3,6 @@
 #include <cmath>
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <memory>
-#include <optional>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -19,10 +17,6 @@
 #include "core/output/file_io.h"
 #include <filesystem>
 #include <set>
-
-#include "core/driver/flag_checks.h"
-#include "core/model/bounds.h"
-#include "core/driver/sweep.h"
 
 namespace gpucal::predict {
 
@@ -68,7 +62,6 @@ CLI::App* PredictCommand::add_to(CLI::App& app) {
 
 namespace {
 
-
 // A row label of the breakdown table padded to the value column (40 characters), so every
 // ms() value lines up whatever the label holds; a longer label keeps one space before it.
 std::string label(const std::string& text) {
@@ -82,7 +75,7 @@ std::string pct(double part, double whole) {
   return buf;
 }
 
-// A fraction as a percentage with one decimal ("32.7%"), a rate with 4 significant digits.
+// A rate with 4 significant digits.
 std::string significant(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -169,7 +162,6 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
   }
 }
 
-
 // A GEMM table whose best figure is above its recorded peak (a public table's fp8, say) prices
 // GEMMs too fast: said before any prediction from it.
 void warn_gemm_tables_above_peak(const json& cal, const std::set<std::string>& used, std::ostream& err) {
@@ -224,9 +216,9 @@ int PredictCommand::run() {
     const std::string backend = results_backend(results);
     const model::ParallelLayout asked = flags.resolved_layout(backend);
     warn_gemm_tables_above_peak(cal, {to_string(asked.dtype), to_string(asked.gemm_dtype())}, std::cerr);
-    const OpCoster coster(results, cal, options.cost);
     const std::string out = out_path.empty() ? results_dir + "/predict.json" : out_path;
-    if (!sweep.empty()) return run_sweep(cal, results, backend, out);
+    if (!sweep.empty()) return run_sweep(cal, results, backend, out);  // a coster per worker
+    const OpCoster coster(results, cal, options.cost);
     const model::Workload w = flags.derive(backend);
     Prediction p = predict_step(coster, cal, w, options);
     const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);

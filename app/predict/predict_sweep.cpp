@@ -2,12 +2,11 @@
 // cores, and ranked by tokens/s (app/predict/predict_command.h).
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <iomanip>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "app/predict/predict_command.h"
@@ -132,8 +131,8 @@ SweepAnswer predict_layout(const OpCoster& coster, const json& cal, const model:
 // with its own coster (its answers memoised apart) and takes the next unclaimed layout. A
 // failure other than a layout's own (out of memory) is raised here, after every worker stopped.
 std::vector<SweepAnswer> predict_layouts(const std::vector<model::ParallelLayout>& layouts,
-                                         const std::function<std::unique_ptr<OpCoster>()>& make_coster,
-                                         const json& cal, const model::ModelSpec& spec, const PredictOptions& options) {
+                                         const calibration::ResultsDir& results, const json& cal,
+                                         const model::ModelSpec& spec, const PredictOptions& options) {
   std::vector<SweepAnswer> answers(layouts.size());
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   // Below a few hundred layouts a second worker's start-up outweighs what it saves.
@@ -142,9 +141,9 @@ std::vector<SweepAnswer> predict_layouts(const std::vector<model::ParallelLayout
   std::vector<std::exception_ptr> failures(workers);
   auto work = [&](std::size_t id) {
     try {
-      const std::unique_ptr<OpCoster> coster = make_coster();
+      const OpCoster coster(results, cal, options.cost);
       for (std::size_t i = next++; i < layouts.size(); i = next++)
-        answers[i] = predict_layout(*coster, cal, spec, layouts[i], options);
+        answers[i] = predict_layout(coster, cal, spec, layouts[i], options);
     } catch (...) {
       failures[id] = std::current_exception();
       next = layouts.size();
@@ -218,8 +217,7 @@ int PredictCommand::run_sweep(const json& cal, const calibration::ResultsDir& re
   const std::vector<model::ParallelLayout> layouts = sweep_layouts(base, sweep);
   std::vector<Ranked> ranked;
   json skipped = json::array();
-  auto make_coster = [&] { return std::make_unique<OpCoster>(results, cal, options.cost); };
-  std::vector<SweepAnswer> answers = predict_layouts(layouts, make_coster, cal, spec, summary);
+  std::vector<SweepAnswer> answers = predict_layouts(layouts, results, cal, spec, summary);
   for (std::size_t i = 0; i < answers.size(); ++i) {
     if (answers[i].ranked)
       ranked.push_back(std::move(*answers[i].ranked));
