@@ -56,10 +56,8 @@ ExportReport export_chakra(const json&, const ExportSettings& settings, const st
     report.refused.push_back("the step: --to chakra needs --model NAME or --model-config FILE (and the layout flags)");
     return report;
   }
-  std::vector<std::string> left_out;
-  const std::vector<StageProgram> programs = stage_programs(*w, report.refused, left_out);
+  const std::vector<StageProgram> programs = stage_programs(*w, report);
   if (!report.ok()) return report;
-  note_left_out(left_out, report);
   RankLayout ranks(w->layout);
   const int64_t rpn = w->options.cost.ranks_per_node;
   const TraceShape shape{.ranks_per_node = rpn, .network_dims = ranks.world() > rpn ? 2 : 1};

@@ -238,10 +238,8 @@ ExportReport export_simai(const json&, const ExportSettings& settings, const std
     report.refused.push_back("--zero 3: ZeRO-3's gathers run in the DP group during forward and backward, where "
                              "SimAI's columns take TP or EP collectives only");
   if (!report.ok()) return report;
-  std::vector<std::string> left_out;
-  const std::vector<StageProgram> programs = stage_programs(*w, report.refused, left_out);
+  const std::vector<StageProgram> programs = stage_programs(*w, report);
   if (!report.ok()) return report;
-  note_left_out(left_out, report);
   const int64_t stage = w->layout.pp_stage < 0 ? w->layout.pp - 1 : w->layout.pp_stage;
   const StageProgram& p = programs.at(static_cast<std::size_t>(stage));
   std::vector<Line> lines;

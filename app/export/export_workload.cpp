@@ -6,10 +6,10 @@
 
 namespace gpucal::calibration {
 
-std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused,
-                                         std::vector<std::string>& left_out) {
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, ExportReport& report) {
   const predict::OpCoster coster(w.results, w.calibration, w.options.cost);
   std::vector<StageProgram> programs;
+  std::vector<std::string> left_out;
   for (int64_t stage = 0; stage < w.layout.pp; ++stage) {
     model::ParallelLayout l = w.layout;
     l.pp_stage = stage;
@@ -19,7 +19,7 @@ std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<st
       std::string why;
       const auto cost = coster.cost(op, workload.layout, why);
       if (!cost) {
-        (w.options.allow_missing ? left_out : refused)
+        (w.options.allow_missing ? left_out : report.refused)
             .push_back("stage " + std::to_string(stage) + ": " + op.bench() + " " + op.role + " (" + op.shape_text() +
                        "): " + why);
         continue;
@@ -27,20 +27,18 @@ std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<st
       ops.push_back({.op = op, .time_us = cost->time_us, .provenance = to_string(cost->provenance),
                      .method = cost->method});
     }
-    if (refused.empty())
+    if (report.refused.empty())
       programs.push_back(build_stage_program(std::move(workload), std::move(ops), w.options.overlap,
                                              w.options.schedule));
   }
-  if (!refused.empty()) programs.clear();
+  if (!report.refused.empty()) programs.clear();
+  if (!left_out.empty()) {
+    report.lead = "INCOMPLETE: " + std::to_string(left_out.size()) +
+                  " operation(s) left out (--allow-missing): the traces lack them, so a simulated step is shorter "
+                  "than the step they stand for";
+    for (const auto& op : left_out) report.notes.push_back("left out (--allow-missing): " + op);
+  }
   return programs;
-}
-
-void note_left_out(const std::vector<std::string>& left_out, ExportReport& report) {
-  if (left_out.empty()) return;
-  report.lead = "INCOMPLETE: " + std::to_string(left_out.size()) +
-                " operation(s) left out (--allow-missing): the traces lack them, so a simulated step is shorter "
-                "than the step they stand for";
-  for (const auto& op : left_out) report.notes.push_back("left out (--allow-missing): " + op);
 }
 
 std::string describe_step(const ExportWorkload& w, const model::Workload& stage) {

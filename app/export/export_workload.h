@@ -30,14 +30,10 @@ struct ExportWorkload {
 
 // Every pipeline stage's program (app/export/step_program.h), stage 0 first, its operations
 // costed. Each operation nothing measures or models adds one line ("stage S: bench role (shape):
-// why") to `refused`, and the programs are empty then; with --allow-missing
-// (w.options.allow_missing) to `left_out` instead, and the programs lack those operations.
-std::vector<StageProgram> stage_programs(const ExportWorkload& w, std::vector<std::string>& refused,
-                                         std::vector<std::string>& left_out);
-
-// The notes of a workload export that left operations out (--allow-missing): the lead line and
-// one note per operation. Nothing when none was.
-void note_left_out(const std::vector<std::string>& left_out, ExportReport& report);
+// why") to report.refused, and the programs are empty then; with --allow-missing
+// (w.options.allow_missing) the programs lack those operations instead, each a note of the
+// report, whose lead says INCOMPLETE and how many.
+std::vector<StageProgram> stage_programs(const ExportWorkload& w, ExportReport& report);
 
 // A summary of the step for an export's notes: model, layout, micro-batches, policy.
 std::string describe_step(const ExportWorkload& w, const model::Workload& stage);
