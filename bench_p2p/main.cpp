@@ -1,5 +1,5 @@
 // bench_p2p: point-to-point and copy bandwidth and latency, and the all-pairs link map.
-// Axes: --pattern sendrecv,bidir,ring,pairs,pingpong,copy  --sizes 1:1G:x4 (bytes per message/copy)
+// Axes: --pattern sendrecv,bidir,ring,pairs,rails,pingpong,copy  --sizes 1:1G:x4 (bytes per message/copy)
 //       copy only: --copy-direction h2d,d2h,d2d,peer (h2h on the host backend)
 //                  --engine ce,sm  --memory pinned,pageable (the host side of h2d/d2h)
 // Messaging runs over MPI on the host backend and NCCL/RCCL on GPUs, under mpirun/srun.
@@ -33,6 +33,7 @@ bool is_messaging(const std::string& p) { return p != "copy"; }
 std::vector<std::string> patterns_from(const P2pOptions& o, int ranks) {
   if (o.pattern == "auto") return ranks > 1 ? kMessaging : std::vector<std::string>{"copy"};
   auto allowed = kMessaging;
+  allowed.push_back("rails");  // not in auto: it needs ranks on two nodes
   allowed.push_back("copy");
   return parse_word_list(o.pattern, "pattern", allowed);
 }
@@ -75,8 +76,9 @@ std::vector<std::unique_ptr<Op>> copy_ops(const P2pOptions& o, const std::vector
 
 void add_options(CLI::App& app, P2pOptions& o) {
   app.add_option("--pattern", o.pattern,
-                 "sendrecv, bidir, ring, pairs, pingpong, copy (list); auto: the five messaging patterns under "
-                 "several ranks, copy in one process")
+                 "sendrecv, bidir, ring, pairs, rails, pingpong, copy (list); rails: rank i of one node with rank i "
+                 "of the other, both ways, one rail at a time (two nodes, the same ranks on each); auto: sendrecv, "
+                 "bidir, ring, pairs and pingpong under several ranks, copy in one process")
       ->capture_default_str();
   app.add_option("--sizes", o.sizes, "bytes per message or copy (range syntax: 1:1G:x4)")->capture_default_str();
   app.add_option("--copy-direction", o.copy_direction,
@@ -96,6 +98,8 @@ const std::vector<std::pair<std::string, std::string>> kExamples = {
      "copy bandwidth of one GPU (host backend: h2h)"},
     {"mpirun -np 8 bench_p2p --pattern pairs --sizes 64M --out pairs.csv",
      "every ordered pair of ranks: the pair matrix in the sidecar"},
+    {"srun -N 2 --ntasks-per-node 8 bench_p2p --pattern rails --sizes 64M --out rails.csv",
+     "GPU i with GPU i across two nodes, one rail at a time: a slow NIC names its rail"},
 };
 
 }  // namespace
@@ -164,6 +168,11 @@ int main(int argc, char** argv) {
       } else if (p == "pairs") {
         for (const Transfer& t : ordered_pairs(world.size()))
           for (int64_t s : sizes) ops.push_back(make_message_op(p, t.src, t.dst, s, config.regime, context));
+      } else if (p == "rails") {
+        std::vector<int> node_of_rank;
+        for (const RankInfo& r : context->ranks) node_of_rank.push_back(r.node);
+        for (const Rail& r : rail_pairs(node_of_rank))
+          for (int64_t s : sizes) ops.push_back(make_message_op(p, r.a, r.b, s, config.regime, context, r.rail));
       } else {
         for (int64_t s : sizes) ops.push_back(make_message_op(p, 0, 0, s, config.regime, context));
       }

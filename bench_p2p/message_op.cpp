@@ -1,4 +1,4 @@
-// The messaging patterns between ranks (sendrecv, bidir, ring, pairs, pingpong): each rank
+// The messaging patterns between ranks (sendrecv, bidir, ring, pairs, rails, pingpong): each rank
 // posts the sends and receives the pattern gives it (none for ranks idle in a pair) inside
 // one communicator group: completed together (MPI) or enqueued as one group (NCCL/RCCL).
 // pingpong is the exception: its two steps are ordered, so each send and receive is its own
@@ -116,21 +116,22 @@ class MessageOp : public P2pOp {
 }  // namespace
 
 std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst, int64_t size,
-                                    const std::string& regime, std::shared_ptr<P2pContext> ctx) {
+                                    const std::string& regime, std::shared_ptr<P2pContext> ctx, int rail) {
   const int n = ctx->world->size();
   std::vector<Transfer> transfers = pattern == "sendrecv"   ? sendrecv_transfers(n, false)
                                     : pattern == "bidir"    ? sendrecv_transfers(n, true)
                                     : pattern == "ring"     ? ring_transfers(n)
                                     : pattern == "pingpong" ? pingpong_transfers()
+                                    : pattern == "rails"    ? std::vector<Transfer>{{src, dst}, {dst, src}}
                                                             : std::vector<Transfer>{{src, dst}};
   Endpoints e;
   e.pattern = pattern;
-  e.direction = pattern == "bidir" ? "bi" : pattern == "pingpong" ? "pingpong" : "uni";
+  e.direction = pattern == "bidir" || pattern == "rails" ? "bi" : pattern == "pingpong" ? "pingpong" : "uni";
   e.engine = ctx->comm->library();
   e.memory = ctx->backend->is_host() ? "pageable" : "device";
   e.size = size;
   e.all_ranks = pattern == "ring";
-  e.concurrent = pattern == "pairs" || pattern == "pingpong" ? 1 : pattern == "ring" ? n : n / 2;
+  e.concurrent = pattern == "pairs" || pattern == "pingpong" || pattern == "rails" ? 1 : pattern == "ring" ? n : n / 2;
   const Transfer first = transfers.front();
   e.src_rank = first.src;
   e.dst_rank = first.dst;
@@ -144,7 +145,9 @@ std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst
   for (const Transfer& t : transfers)
     if (t.src < t.dst || e.direction == "uni") classes.push_back(ctx->link_class(t.src, t.dst));  // each link once
   e.link_class = combine_link_classes(classes);
-  std::string key = pattern == "pairs" ? "r" + std::to_string(src) + "-r" + std::to_string(dst) : "";
+  std::string key = pattern == "pairs"   ? "r" + std::to_string(src) + "-r" + std::to_string(dst)
+                    : pattern == "rails" ? "rail" + std::to_string(rail)
+                                         : "";
   return std::make_unique<MessageOp>(std::move(e), std::move(key), regime, std::move(ctx), std::move(transfers));
 }
 

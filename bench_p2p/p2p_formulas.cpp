@@ -46,6 +46,30 @@ std::vector<Transfer> ordered_pairs(int n) {
   return out;
 }
 
+std::vector<Rail> rail_pairs(const std::vector<int>& node_of_rank) {
+  std::vector<int> first, second;
+  int other = -1;
+  for (int r = 0; r < static_cast<int>(node_of_rank.size()); ++r) {
+    const int node = node_of_rank[static_cast<std::size_t>(r)];
+    if (node == node_of_rank.front()) {
+      first.push_back(r);
+    } else if (other < 0 || node == other) {
+      other = node;
+      second.push_back(r);
+    } else {
+      throw UsageError("--pattern rails pairs the ranks of two nodes; this run's ranks sit on more than two "
+                       "(run it on two nodes, the same number of ranks on each)");
+    }
+  }
+  if (second.empty() || first.size() != second.size())
+    throw UsageError("--pattern rails pairs rank i of one node with rank i of another and needs two nodes with the same "
+                     "number of ranks; this run has " + std::to_string(first.size()) + " and " +
+                     std::to_string(second.size()));
+  std::vector<Rail> out;
+  for (std::size_t i = 0; i < first.size(); ++i) out.push_back({static_cast<int>(i), first[i], second[i]});
+  return out;
+}
+
 void check_rank_count(const std::string& pattern, int n) {
   if (pattern == "copy") return;
   if (n < 2)

@@ -38,6 +38,14 @@ std::vector<Transfer> ring_transfers(int n);
 std::vector<Transfer> pingpong_transfers();
 // pairs: every ordered pair (i, j), i != j, row-major; measured one at a time.
 std::vector<Transfer> ordered_pairs(int n);
+// rails: the ranks of two nodes paired by their index on their node (GPU i with GPU i, each
+// GPU's own NIC on a rail-optimised cluster); `node_of_rank` is each rank's node index. Rail i
+// is the i-th rank (by rank order) of the node of rank 0 with the i-th rank of the other node.
+// Throws UsageError unless the ranks sit on exactly two nodes, the same number on each.
+struct Rail {
+  int rail, a, b;
+};
+std::vector<Rail> rail_pairs(const std::vector<int>& node_of_rank);
 // Throws UsageError with a one-line reason when `pattern` cannot run on n ranks.
 void check_rank_count(const std::string& pattern, int n);
 

@@ -77,8 +77,9 @@ class P2pOp : public Op {
 std::unique_ptr<Op> make_copy_op(const std::string& direction, const std::string& engine, const std::string& memory,
                                  int peer_device, int64_t size, const std::string& regime,
                                  std::shared_ptr<P2pContext> ctx);
-// sendrecv | bidir | ring | pairs | pingpong (src -> dst for pairs; ignored otherwise).
+// sendrecv | bidir | ring | pairs | rails | pingpong (src -> dst for pairs, src <-> dst for
+// rails, whose point key names `rail`; ignored otherwise).
 std::unique_ptr<Op> make_message_op(const std::string& pattern, int src, int dst, int64_t size,
-                                    const std::string& regime, std::shared_ptr<P2pContext> ctx);
+                                    const std::string& regime, std::shared_ptr<P2pContext> ctx, int rail = -1);
 
 }  // namespace gpucal::p2p

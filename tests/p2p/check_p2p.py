@@ -5,7 +5,10 @@ from the rule (2 x size for d2d/h2h/bi/pingpong), wrong = 0, latency_us = time_u
 on ok pingpong rows and empty on every other row, and the pair matrix in the sidecar.
 
 usage: check_p2p.py [--matrix N] [--link-class SRC,DST=CLASS ...] [--detail-contains TEXT]
-                    [--expect-patterns P,...] [--aborted-csv FILE] [run_and_check options] -- COMMAND...
+                    [--expect-patterns P,...] [--expect-rails SRC-DST,...] [--aborted-csv FILE]
+                    [run_and_check options] -- COMMAND...
+--expect-rails: the rails rows, in rail order, pair exactly these ranks (rail i = the i-th item),
+on two different nodes, both ways (direction bi), at every size.
 --aborted-csv: a run that was aborted (watchdog) leaves its rows in FILE.csv.partial and a
 sidecar without its end in FILE.json.partial; only
 the rows are checked (every one ok, --expect-rows of them).
@@ -14,6 +17,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -32,6 +36,7 @@ def main():
     ap.add_argument("--link-class", action="append", default=[], help="SRC,DST=CLASS in the matrix")
     ap.add_argument("--detail-contains", help="every row's status_detail contains this")
     ap.add_argument("--expect-patterns", help="comma-separated: the patterns the rows have, exactly")
+    ap.add_argument("--expect-rails", help="SRC-DST,...: rail i's ranks")
     ap.add_argument("--aborted-csv")
     ap.add_argument("--expect-rows", type=int)
     ap.add_argument("--csv")
@@ -62,6 +67,18 @@ def main():
             fail(f"{r['point']}: status_detail {r['status_detail']!r} lacks {a.detail_contains!r}")
     if a.expect_patterns and {r["pattern"] for r in rows} != set(a.expect_patterns.split(",")):
         fail(f"patterns {sorted({r['pattern'] for r in rows})}, expected {a.expect_patterns}")
+    if a.expect_rails:
+        want = [tuple(int(x) for x in pair.split("-")) for pair in a.expect_rails.split(",")]
+        sizes = {r["size_bytes"] for r in rows if r["pattern"] == "rails"}
+        for r in (r for r in rows if r["pattern"] == "rails"):
+            rail = int(re.search(r"/rail(\d+)/", r["point"]).group(1))
+            if rail >= len(want) or (int(r["src_rank"]), int(r["dst_rank"])) != want[rail]:
+                fail(f"{r['point']}: ranks {r['src_rank']}-{r['dst_rank']}, expected {want[rail] if rail < len(want) else 'no such rail'}")
+            if r["src_node"] == r["dst_node"] or r["direction"] != "bi" or r["link_class"] != "network":
+                fail(f"{r['point']}: nodes {r['src_node']}/{r['dst_node']}, {r['direction']}, {r['link_class']}")
+        n_rails = sum(1 for r in rows if r["pattern"] == "rails")
+        if n_rails != len(want) * len(sizes) or not sizes:
+            fail(f"{n_rails} rails rows, expected {len(want)} rails x {len(sizes)} sizes")
     for r in rows:
         size = int(r["size_bytes"])
         factor = 2 if r["direction"] in ("d2d", "h2h", "bi", "pingpong") else 1

@@ -64,6 +64,32 @@ TEST(P2pFormulas, RankCountChecks) {
   EXPECT_THROW(check_rank_count("pingpong", 1), UsageError);
 }
 
+TEST(P2pFormulas, RailsPairRankIOfOneNodeWithRankIOfTheOther) {
+  // Block placement (srun's default): ranks 0-2 on node 0, 3-5 on node 1.
+  const auto block = rail_pairs({0, 0, 0, 1, 1, 1});
+  ASSERT_EQ(block.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(block[i].rail, i);
+    EXPECT_EQ(block[i].a, i);
+    EXPECT_EQ(block[i].b, i + 3);
+  }
+  // Cyclic placement: the rails are still each node's i-th rank.
+  const auto cyclic = rail_pairs({5, 2, 5, 2});
+  ASSERT_EQ(cyclic.size(), 2u);
+  EXPECT_EQ(cyclic[0].a, 0);
+  EXPECT_EQ(cyclic[0].b, 1);
+  EXPECT_EQ(cyclic[1].a, 2);
+  EXPECT_EQ(cyclic[1].b, 3);
+  EXPECT_THROW(rail_pairs({0, 0, 0, 0}), UsageError);        // one node
+  EXPECT_THROW(rail_pairs({0, 0, 1}), UsageError);           // 2 and 1
+  EXPECT_THROW(rail_pairs({0, 1, 2, 0, 1, 2}), UsageError);  // three nodes
+  try {
+    rail_pairs({0, 0, 1});
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("this run has 2 and 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(P2pFormulas, LinkClasses) {
   EXPECT_EQ(rank_link_class(0, 0), "shm");
   EXPECT_EQ(rank_link_class(0, 1), "network");
