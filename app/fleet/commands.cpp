@@ -82,6 +82,11 @@ void add_fleet_run(CLI::App& fleet, State& s) {
                 "a thread per GPU, or 4 on a node without one)");
   add_number(*c, "--ranks-per-node", o.ranks_per_node, "link and fleet phases: ranks per node", {.min = 1, .max = 1024})
       ->capture_default_str();
+  c->add_option("--rails", o.rails,
+                "link phase: also rank i of one node with rank i of the other for i < N, both ways, one rail at a time "
+                "(GPU i and its NIC), into links/<a>--<b>/rails/; a node whose rail is slow with every peer is named "
+                "with the rail. auto: the GPUs per node on GPU nodes, none on CPU nodes; 0: none")
+      ->capture_default_str();
   c->add_option("--pattern", o.pattern, "link phase: round-robin | ring | random:K")->capture_default_str();
   add_number(*c, "--seed", o.seed, "random:K pattern's seed")->capture_default_str();
   add_number(*c, "--pairs-at-once", o.pairs_at_once,

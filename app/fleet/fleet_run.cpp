@@ -25,13 +25,26 @@ using nlohmann::json;
 const FleetPlan& find_fleet_plan(const std::string& suite) {
   static const std::vector<FleetPlan> plans{
       {"fleet", "--pattern sendrecv,pingpong --sizes 8,256M", "--collective allreduce --ranks all --sizes 256M",
-       "--collective allreduce,allgather --ranks all --sizes 1G", 0.5},
+       "--collective allreduce,allgather --ranks all --sizes 1G", "--pattern rails --sizes 256M", 0.5},
       {"fleet-smoke", "--pattern sendrecv,pingpong --sizes 8,256K", "--collective allreduce --ranks all --sizes 1M",
-       "--collective allreduce --ranks all --sizes 1M", 1.0},
+       "--collective allreduce --ranks all --sizes 1M", "--pattern rails --sizes 256K", 1.0},
   };
   for (const auto& p : plans)
     if (p.suite == suite) return p;
   throw std::invalid_argument("--suite: fleet run knows the suites fleet and fleet-smoke, got '" + suite + "'");
+}
+
+int parse_rails(const std::string& text) {
+  if (text == "auto") return -1;
+  std::size_t used = 0;
+  int n = -1;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || n < 0 || n > 1024)
+    throw std::invalid_argument("--rails: expected auto or a count of rails per node from 0 (none) to 1024, got '" + text + "'");
+  return n;
 }
 
 namespace {
@@ -43,6 +56,7 @@ struct Context {
   std::vector<std::string> nodes;
   std::set<std::string> hung;
   std::string gpucal, bench_p2p, bench_collectives;
+  int rails = 0;  // resolved after the node phase
 };
 
 std::string fmt_s(double s) {
@@ -173,16 +187,27 @@ std::vector<std::size_t> run_pair_steps(Context& c, const std::vector<Step>& ste
 // a step that timed out on two answering nodes is tried once more.
 void link_round(Context& c, const PairList& pairs, int round) {
   const FleetPlan& plan = find_fleet_plan(c.o.suite);
-  for (const auto& [bench, args, file] : {std::tuple{c.bench_p2p, plan.link_p2p_args, "p2p"},
-                                          std::tuple{c.bench_collectives, plan.link_collective_args, "collectives"}}) {
+  struct Kind {
+    std::string bench, args, file, folder;
+    int ranks_per_node;
+  };
+  std::vector<Kind> kinds{{c.bench_p2p, plan.link_p2p_args, "p2p", "", c.o.ranks_per_node},
+                          {c.bench_collectives, plan.link_collective_args, "collectives", "", c.o.ranks_per_node}};
+  if (c.rails > 0) kinds.push_back({c.bench_p2p, plan.link_rails_args, "rails", "rails", c.rails});
+  for (const auto& [bench, args, file, folder, ranks_per_node] : kinds) {
     std::vector<Step> steps;
     PairList run;
     for (const auto& [a, b] : pairs) {
       if (c.hung.count(a) || c.hung.count(b)) continue;
       const fs::path dir = fs::path(c.o.out_dir) / "links" / link_folder_name(a, b);
-      fs::create_directories(dir);
-      const std::string inner = bench_command(c, bench, args, dir / (std::string(file) + ".csv"));
-      steps.push_back({mpi_command(c.o.launcher, {a, b}, c.o.ranks_per_node, inner), (dir / (std::string(file) + ".log")).string(),
+      fs::create_directories(dir / folder);
+      const std::string csv = file == "rails" ? "p2p.csv" : file + ".csv";
+      std::string inner = bench_command(c, bench, args, dir / folder / csv);
+      // The one-host rehearsal: each "node"'s ranks pretend to be a node of their own (the rails
+      // pattern pairs two nodes' ranks; on one host they would all be one node).
+      if (file == "rails" && c.o.launcher.kind == Launcher::Kind::local)
+        inner = "env GPUCAL_TEST_RANKS_PER_NODE=" + std::to_string(ranks_per_node) + " " + inner;
+      steps.push_back({mpi_command(c.o.launcher, {a, b}, ranks_per_node, inner), (dir / (file + ".log")).string(),
                        c.o.link_timeout_s, private_tmpdir_variable(c.o.launcher)});
       run.push_back({a, b});
     }
@@ -196,7 +221,7 @@ void link_round(Context& c, const PairList& pairs, int round) {
       retry_steps.back().log_path = steps[i].log_path.substr(0, steps[i].log_path.size() - 4) + ".retry.log";
       retry_pairs.push_back(run[i]);
     }
-    run_pair_steps(c, retry_steps, retry_pairs, round, std::string(file) + " (second try)");
+    run_pair_steps(c, retry_steps, retry_pairs, round, file + " (second try)");
     if (stop_signal_received()) return;
   }
 }
@@ -217,8 +242,26 @@ std::vector<PairList> batches_of(const PairList& pairs, int at_once) {
   return out;
 }
 
+// --rails auto: the ranks the node phase ran on a GPU node (a thread per GPU), none on a CPU node.
+int resolve_rails(const Context& c) {
+  const int asked = parse_rails(c.o.rails);
+  if (asked >= 0) return asked;
+  for (const auto& n : c.nodes) {
+    std::ifstream in(fs::path(c.o.out_dir) / "nodes" / n / "collectives.json");
+    const json side = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!side.is_object() || !side.contains("device") || !side["device"].is_object() || !side.contains("world")) continue;
+    if (side["device"].value("backend", "host") == "host") return 0;
+    const json& world = side["world"];
+    return world.is_object() && world.contains("ranks") && world["ranks"].is_number_integer() ? world["ranks"].get<int>() : 0;
+  }
+  return 0;
+}
+
 void link_phase(Context& c) {
   const std::vector<std::string> alive = answering(c);
+  c.rails = resolve_rails(c);
+  c.manifest.doc()["rails"] = c.rails;
+  if (c.rails > 0) c.log << "link phase: " << c.rails << " rail(s) per pair (rank i of one node with rank i of the other)\n";
   SchedulePattern pattern = parse_schedule_pattern(c.o.pattern);
   pattern.seed = c.o.seed;
   const std::vector<Round> rounds = alive.size() >= 2 ? link_schedule(static_cast<int>(alive.size()), pattern) : std::vector<Round>{};
@@ -326,6 +369,7 @@ void validate(const FleetRunOptions& o) {
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "hip" && o.backend != "host")
     throw std::invalid_argument("--backend: expected auto, cuda, hip or host, got '" + o.backend + "'");
   if (o.group_size == 1) throw std::invalid_argument("--groups: a group has at least 2 nodes, got 1 (0: no groups)");
+  parse_rails(o.rails);
   calibration::check_threads_flag(o.threads);
 }
 
@@ -352,6 +396,7 @@ int run_fleet(const FleetRunOptions& options, std::ostream& log) {
   m["suite"] = o.suite;
   m["backend"] = o.backend;
   m["launcher"] = to_string(o.launcher.kind);
+  m["phases"] = phases;
   m["git_commit"] = GPUCAL_GIT_COMMIT;
   m["command_line"] = o.command_line.empty() ? own_command_line() : o.command_line;
   m["slurm_job_id"] = std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "";

@@ -101,7 +101,7 @@ ExpectationsBySku expectations_for(const FleetDir& f, const DiagnosisOptions& o,
 // intra-node ids such as p2p_bw_gbps, but the SKU's (or fleet baseline's) floor of that id is a
 // node's own figure, a different quantity: it is not applied to pairs or their capacities.
 bool between_nodes(const std::string& metric) {
-  return metric.rfind("internode_", 0) == 0 || metric.find("_nodes") != std::string::npos;
+  return metric.rfind("internode_", 0) == 0 || metric.find("_nodes") != std::string::npos || rail_of(metric) >= 0;
 }
 
 // Applies each subject's floor to its row; `floor_owner` maps a subject to the node whose SKU counts.
@@ -241,13 +241,19 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
   std::set<std::string> named_nodes;
   for (const Suspect& s : d.suspects)
     if (s.kind != "link" && s.kind != "group" && s.kind != "phase") named_nodes.insert(s.subject);
+  // On a rail metric, a node whose every pair is slow has a bad rail: its rank (GPU) of that index,
+  // or the NIC, cable or switch port that rank's traffic takes.
+  const int rail = rail_of(id);
+  const std::string rail_words = rail < 0 ? "" : "rail " + std::to_string(rail) + " (its rank " + std::to_string(rail) +
+                                                     " on the node: GPU " + std::to_string(rail) + " and its NIC): ";
   std::set<std::string> slow_nodes;
   for (const Ranked& r : cap.rows)
     if (r.suspect) {
       slow_nodes.insert(r.subject);
       const std::string all = count[r.subject] == 1 ? "its only measured pair is slow (node or link: one pair cannot tell): "
                                                     : "all " + std::to_string(count[r.subject]) + " of its pairs slow, best pair ";
-      d.suspects.push_back(suspect_of(r, cap, "node links", all + format_value(r.value) + " " + cap.unit + ": "));
+      d.suspects.push_back(suspect_of(r, cap, rail < 0 ? "node links" : "rail",
+                                      rail_words + all + format_value(r.value) + " " + cap.unit + ": "));
     }
   // Pairs against the pairs between nodes that are not slow: a node's best pair is above its typical
   // pair, so the capacities' median would make ordinary pairs look slow.
@@ -362,7 +368,9 @@ Diagnosis diagnose(const FleetDir& f, const DiagnosisOptions& o) {
   diagnose_phases(f, d);
   int measured = 0;
   for (const auto& n : f.nodes) measured += !n.metrics.empty();
-  if (measured < o.min_count)
+  if (!node_phase_ran(f.manifest))
+    d.notes.push_back("the node phase did not run (fleet run --phases): nodes are judged by their links only");
+  else if (measured < o.min_count)
     d.notes.push_back(std::to_string(measured) + " node(s) measured: fewer than " + std::to_string(o.min_count) +
                       ", so nodes are checked against their SKU floors only, not ranked");
   return d;

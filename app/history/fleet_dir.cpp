@@ -88,7 +88,19 @@ void read_node_health(const fs::path& file, NodeResults& node, std::vector<std::
   }
 }
 
+}  // namespace
+
+bool node_phase_ran(const nlohmann::json& manifest) {
+  if (!manifest.is_object() || !manifest.contains("phases") || !manifest["phases"].is_array()) return true;
+  for (const auto& p : manifest["phases"])
+    if (p == "node") return true;
+  return false;
+}
+
+namespace {
+
 void load_nodes(FleetDir& f) {
+  const bool measured = node_phase_ran(f.manifest);
   std::vector<std::string> names;
   if (f.manifest.is_object() && f.manifest.contains("nodes"))
     for (const auto& n : f.manifest["nodes"]) names.push_back(n.value("name", ""));
@@ -107,7 +119,7 @@ void load_nodes(FleetDir& f) {
       node.detail = f.manifest["nodes"][i].value("detail", "");
     }
     node.metrics = folder_metrics(fs::path(f.path) / "nodes" / node.name, f.statistic, &node.identity, node.load_error, f.warnings);
-    if (node.metrics.empty() && node.status == "ok") {
+    if (node.metrics.empty() && node.status == "ok" && measured) {
       node.status = "no results";
       node.detail = node.load_error;
     }
@@ -152,6 +164,13 @@ void load_pairs(FleetDir& f) {
   for (auto& [folder, p] : by_folder) {
     std::string error;
     p.metrics = folder_metrics(links / folder, f.statistic, nullptr, error, f.warnings);
+    // fleet run --rails: the rails step's own folder (rank i of each node, one rail at a time).
+    if (fs::is_directory(links / folder / "rails")) {
+      std::string rails_error;
+      for (auto& [id, m] : folder_metrics(links / folder / "rails", f.statistic, nullptr, rails_error, f.warnings))
+        if (rail_of(id) >= 0) p.metrics[id] = m;
+      if (!rails_error.empty()) f.warnings.push_back(folder + "/rails: " + rails_error);
+    }
     if (p.metrics.empty() && p.status == "ok") {
       p.status = "not measured";
       p.detail = error;

@@ -57,6 +57,10 @@ struct FleetDir {
   const NodeResults* find(const std::string& name) const;
 };
 
+// Whether the run measured its nodes (fleet run --phases without node does not: its nodes are no
+// finding for lacking results). Manifests that do not list their phases ran them all.
+bool node_phase_ran(const nlohmann::json& manifest);
+
 // Throws std::invalid_argument when `path` is not a folder or holds neither fleet.json nor nodes/.
 FleetDir load_fleet_dir(const std::string& path, Statistic statistic = Statistic::median);
 

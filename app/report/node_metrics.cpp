@@ -50,9 +50,15 @@ const std::vector<std::string>& fixed_metric_ids() {
 }  // namespace
 
 bool is_metric_id(const std::string& id) {
-  static const std::regex numbered(R"(allreduce_busbw_gbps_n[1-9][0-9]*(_nodes[1-9][0-9]*)?)");
+  static const std::regex numbered(R"(allreduce_busbw_gbps_n[1-9][0-9]*(_nodes[1-9][0-9]*)?|rail(0|[1-9][0-9]*)_bw_gbps)");
   const auto& fixed = fixed_metric_ids();
   return std::find(fixed.begin(), fixed.end(), id) != fixed.end() || std::regex_match(id, numbered);
+}
+
+int rail_of(const std::string& id) {
+  static const std::regex rail(R"(rail(0|[1-9][0-9]{0,5})_bw_gbps)");
+  std::smatch m;
+  return std::regex_match(id, m, rail) ? std::stoi(m[1].str()) : -1;
 }
 
 void check_metric_id(const std::string& what, const std::string& id) {
@@ -60,6 +66,7 @@ void check_metric_id(const std::string& what, const std::string& id) {
   std::vector<std::string> names = fixed_metric_ids();
   names.back() = "allreduce_busbw_gbps_n<N>_nodes<M>";
   names[names.size() - 2] = "allreduce_busbw_gbps_n<N>";
+  names.push_back("rail<I>_bw_gbps");
   throw std::invalid_argument(what + ": " + registry::unknown_message("metric", id, names));
 }
 
@@ -136,10 +143,17 @@ void collective_metrics(const BenchResults& b, Picker& pick) {
 }
 
 void p2p_metrics(const BenchResults& b, Picker& pick) {
+  static const std::regex rail_key(R"(/rail([0-9]+)/)");
   const CsvTable& t = b.table;
   for (std::size_t r : b.ok_rows) {
     const std::string pattern = t.get_string_or(r, "pattern", "");
     const auto size = t.get_optional_double(r, "size_bytes");
+    std::smatch rail;
+    const std::string point = t.get_string(r, "point");
+    if (pattern == "rails" && size && std::regex_search(point, rail, rail_key)) {
+      if (const auto gbps = t.get_optional_double(r, "bandwidth_gbps")) pick.offer("rail" + rail[1].str() + "_bw_gbps", *size, *gbps, t, r);
+      continue;
+    }
     if (!size || (pattern != "sendrecv" && pattern != "pingpong")) continue;
     const bool across = t.get_string_or(r, "src_node", "") != t.get_string_or(r, "dst_node", "");
     const std::string prefix = across ? "internode" : "p2p";

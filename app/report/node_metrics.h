@@ -10,6 +10,8 @@
 //                                 at its smallest, both ranks on one node
 //   internode_bw_gbps, internode_latency_us   the same with the ranks on two nodes (one rank per
 //                                 node: one GPU and, on rail-optimised clusters, one NIC)
+//   rail<I>_bw_gbps               bench_p2p rails at its largest size: rank I of one node with rank
+//                                 I of the other, both ways (GPU I and its NIC on each node)
 // Only ok rows count, suspect ones included (the operator's verbs read folders with
 // allow_suspect: a node whose timings other work preempted is what a fleet check looks for,
 // not a row to drop). Each figure is the row's own (from its median time), or with
@@ -61,6 +63,8 @@ MetricKind metric_kind(const std::string& id);
 // Whether `id` is a metric gpucal measures (the ids above, any N and M); check_metric_id throws
 // std::invalid_argument "<what>: unknown metric 'x' (did you mean ...? metrics: ...)" otherwise.
 bool is_metric_id(const std::string& id);
+// The rail a rail<I>_bw_gbps id names; -1 for every other id.
+int rail_of(const std::string& id);
 void check_metric_id(const std::string& what, const std::string& id);
 
 }  // namespace gpucal::fleet

@@ -7,6 +7,7 @@ Usage: check_fleet_local.py GPUCAL WORK_DIR
 The figures themselves are not judged: four "nodes" sharing this machine's cores are not four
 nodes (tests/fleet/planted_faults.sh measures real namespaces and judges the report).
 """
+import csv
 import json
 import re
 import os
@@ -30,7 +31,7 @@ os.makedirs(WORK)
 out = os.path.join(WORK, 'fleet')
 nodes = ['a', 'b', 'c', 'd']
 p = subprocess.run([GPUCAL, 'fleet', 'run', out, '--launcher', 'local', '--nodes', ','.join(nodes), '--suite', 'fleet-smoke',
-                    '--backend', 'host', '--pattern', 'ring', '--groups', '2', '--link-timeout', '120'],
+                    '--backend', 'host', '--pattern', 'ring', '--groups', '2', '--link-timeout', '120', '--rails', '2'],
                    capture_output=True, text=True, timeout=540)
 check(p.returncode in (0, 1), f'fleet run exit {p.returncode}\n{p.stdout}{p.stderr}')
 manifest = json.load(open(os.path.join(out, 'fleet.json')))
@@ -61,13 +62,25 @@ def step_log(s):
         return f"{s['phase']} {s['nodes']}: {s.get('detail', '')} (no log at {path})"
 
 
-check(sum(s['phase'] == 'link' for s in steps) == 8 and all(s['status'] == 'ok' for s in steps),
+check(sum(s['phase'] == 'link' for s in steps) == 12 and all(s['status'] == 'ok' for s in steps),
       f"steps: {[(s['phase'], s['nodes'], s['status']) for s in steps]}\n" +
       '\n'.join(step_log(s) for s in steps if s['status'] != 'ok'))
 report = json.load(open(os.path.join(out, 'report.json')))
 gemm = [t for t in report['node_metrics'] if t['metric'] == 'gemm_fp32_tflops']
 check(gemm and len(gemm[0]['rows']) == 4, 'report has no GEMM row per node')
 check(any(t['metric'] == 'p2p_bw_gbps' for t in report['link_capacity']), 'report has no link table')
+# --rails 2: each pair's rails step (rank i of one node with rank i of the other, both ways), read
+# into a table per rail.
+check(manifest.get('rails') == 2, f"manifest rails {manifest.get('rails')}")
+for a, b in (('a', 'b'), ('b', 'c'), ('c', 'd'), ('a', 'd')):
+    path = os.path.join(out, 'links', f'{a}--{b}', 'rails', 'p2p.csv')
+    rows = list(csv.DictReader(open(path))) if os.path.isfile(path) else []
+    check(sorted(re.search(r'/rail(\d+)/', r['point']).group(1) for r in rows) == ['0', '1']
+          and all(r['pattern'] == 'rails' and r['status'] == 'ok' and r['direction'] == 'bi' for r in rows),
+          f'{path}: {[(r["point"], r["status"]) for r in rows]}')
+for rail in ('rail0_bw_gbps', 'rail1_bw_gbps'):
+    table = [t for t in report['link_pairs'] if t['metric'] == rail]
+    check(table and len(table[0]['rows']) == 4, f'report has no {rail} row per pair')
 check(all(n['sku'] == 'host' for n in report['nodes']), f"SKU not matched: {[n['sku'] for n in report['nodes']]}")
 
 # Stopped mid-run: exit 128 + SIGTERM, the manifest says so, no bench is left running.

@@ -9,9 +9,13 @@
 #   local_cluster.sh health NODE COMMAND...
 #                                   what NODE's Slurm HealthCheckProgram runs from now on (every
 #                                   $GPUCAL_CLUSTER_HEALTH_INTERVAL s, default 60; before, it passes)
-#   local_cluster.sh fault link NODE RATE | cpu NODE PERCENT | stop NODE | clear
-#                                   plant a fault: rate-limit NODE's veth (tc tbf), cap its CPU
-#                                   (cgroup v1 cpu.cfs_quota_us), SIGSTOP everything in it
+#   local_cluster.sh fault link NODE RATE | rail NODE RAIL RATE | cpu NODE PERCENT | stop NODE | clear
+#                                   plant a fault: rate-limit NODE's veth (tc tbf), or only the
+#                                   traffic of its RAIL-th rank of a job step (the ports below), cap
+#                                   its CPU (cgroup v1 cpu.cfs_quota_us), SIGSTOP everything in it
+# Rails: each task of a step gets MPI TCP ports by its index on the node (Slurm's TaskProlog sets
+# Open MPI's btl_tcp_port_min_v4 to 20480 + 128 x SLURM_LOCALID, 128 ports), standing in for the
+# NIC of each GPU, so one rank's path can be shaped alone.
 # Exit 77 (skipped) where the kernel refuses namespaces or the Slurm daemons are missing.
 # State lives in $GPUCAL_CLUSTER_DIR (default /tmp/gpucal-cluster).
 set -euo pipefail
@@ -87,6 +91,7 @@ MessageTimeout=30
 KillWait=5
 InactiveLimit=0
 MinJobAge=30
+TaskProlog=${DIR}/taskprolog
 HealthCheckProgram=${DIR}/healthcheck
 HealthCheckInterval=${GPUCAL_CLUSTER_HEALTH_INTERVAL:-60}
 HealthCheckNodeState=ANY
@@ -108,6 +113,16 @@ node=\${SLURMD_NODENAME:-\$(hostname)}
 exec "$DIR/health.d/\$node" >> "$DIR/log/health-\$node.log" 2>&1
 HC
   chmod 755 "$DIR/healthcheck"
+}
+
+# Slurm's TaskProlog: its "export" lines reach each task's environment.
+write_taskprolog() {
+  cat > "$DIR/taskprolog" <<'TP'
+#!/bin/sh
+echo "export OMPI_MCA_btl_tcp_port_min_v4=$((20480 + 128 * ${SLURM_LOCALID:-0}))"
+echo "export OMPI_MCA_btl_tcp_port_range_v4=128"
+TP
+  chmod 755 "$DIR/taskprolog"
 }
 
 # The program NODE's health check runs from now on (a shell command line).
@@ -175,6 +190,7 @@ up() {
   trap 'down >/dev/null 2>&1 || true' ERR
   write_config "$n"
   write_healthcheck
+  write_taskprolog
   network_up "$n"
   start_munge
   start_daemons "$n"
@@ -235,6 +251,22 @@ fault_link() {
   tc -n "$(netns_of "$i")" qdisc replace dev eth0 root tbf rate "$2" burst 32kbit latency 400ms
 }
 
+# Only the packets to or from rank RAIL's ports (the TaskProlog's range), both ways: an HTB root
+# whose default class is unlimited and whose class 1:20, at RATE, takes that port range (source or
+# destination) through u32 filters. (HTB and u32 are what this kernel has; no prio, no netem.)
+fault_rail() {
+  local i port; i=$(node_index "$1"); port=$((20480 + 128 * $2))
+  for tcx in "tc" "tc -n $(netns_of "$i")"; do
+    local dev; dev=$([ "$tcx" = tc ] && echo "${PREFIX}veth$i" || echo eth0)
+    $tcx qdisc replace dev "$dev" root handle 1: htb default 10
+    $tcx class add dev "$dev" parent 1: classid 1:10 htb rate 100gbit quantum 60000
+    $tcx class add dev "$dev" parent 1: classid 1:20 htb rate "$3" ceil "$3" quantum 60000
+    for dir in sport dport; do
+      $tcx filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip "$dir" "$port" 0xff80 flowid 1:20
+    done
+  done
+}
+
 # slurmd's cgroup: every step it starts afterwards (proctrack/pgid leaves them there) inherits it.
 fault_cpu() {
   local i name; i=$(node_index "$1"); name=$(node_name "$i")
@@ -276,10 +308,11 @@ case "${1:-}" in
   fault)
     case "${2:-}" in
       link) fault_link "$3" "$4" ;;
+      rail) fault_rail "$3" "$4" "$5" ;;
       cpu) fault_cpu "$3" "$4" ;;
       stop) fault_stop "$3" ;;
       clear) clear_faults ;;
-      *) die "fault: expected link NODE RATE | cpu NODE PERCENT | stop NODE | clear" ;;
+      *) die "fault: expected link NODE RATE | rail NODE RAIL RATE | cpu NODE PERCENT | stop NODE | clear" ;;
     esac ;;
-  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|cpu|stop|clear ..." >&2; exit 2 ;;
+  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|rail|cpu|stop|clear ..." >&2; exit 2 ;;
 esac

@@ -129,6 +129,41 @@ TEST(Diagnosis, ANodeWithAllPairsSlowIsANodeFaultNotLinkFaults) {
   EXPECT_NE(d.suspects[0].reason.find("all 4 of its pairs slow"), std::string::npos) << d.suspects[0].reason;
 }
 
+// Rails: node c's rail 1 (its second rank: GPU 1 and its NIC) is slow with every peer while its
+// rail 0 and every other node's rails are at the fleet's figure: c is named for rail 1, once, and
+// no link nor other node; a drain says which rail.
+TEST(Diagnosis, ANodeWhoseOneRailIsSlowWithEveryPeerIsNamedForThatRail) {
+  const std::vector<std::string> names{"a", "b", "c", "d", "e"};
+  auto rail = [](int i) {
+    return [i](const std::string& x, const std::string& y) {
+      return (i == 1 && (x == "c" || y == "c")) ? 3.0 : 24.0 + static_cast<double>(x[0] - 'a') * 0.1 + i;
+    };
+  };
+  auto pairs = all_pairs(names, rail(0));
+  const auto rail1 = all_pairs(names, rail(1));
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> both;
+  for (const auto& [ab, m] : pairs) both[ab]["rail0_bw_gbps"] = m.begin()->second;
+  for (const auto& [ab, m] : rail1) both[ab]["rail1_bw_gbps"] = m.begin()->second;
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  const Diagnosis d = diagnose(fleet_of(nodes, both), no_expectations());
+  EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"c"});
+  EXPECT_TRUE(d.suspect_links().empty());
+  ASSERT_EQ(d.suspects.size(), 1u);
+  EXPECT_EQ(d.suspects[0].kind, "rail");
+  EXPECT_EQ(d.suspects[0].metric, "rail1_bw_gbps");
+  EXPECT_NE(d.suspects[0].reason.find("rail 1 (its rank 1 on the node: GPU 1 and its NIC): all 4 of its pairs slow"),
+            std::string::npos)
+      << d.suspects[0].reason;
+  const auto a = drain_actions(d, "night", "scontrol");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].reason, "gpucal fleet night: rail 1 slow (rail1_bw_gbps)");
+  EXPECT_EQ(rail_of("rail12_bw_gbps"), 12);
+  EXPECT_EQ(rail_of("internode_bw_gbps"), -1);
+  EXPECT_TRUE(is_metric_id("rail0_bw_gbps"));
+  EXPECT_FALSE(is_metric_id("rail01_bw_gbps"));
+}
+
 TEST(Diagnosis, OneSlowPairIsALinkFault) {
   const std::vector<std::string> names{"a", "b", "c", "d"};
   const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
