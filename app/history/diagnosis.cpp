@@ -24,6 +24,23 @@ std::vector<std::string> Diagnosis::suspect_links() const {
   return links;
 }
 
+// The robust reference of `values`; where half of them or more tie, the MAD is 0 and any other
+// figure would score an infinite z (a node's best pair counts for both its ends, so three nodes'
+// capacities always tie): the mean absolute deviation from the median stands in, times 1.2533 (its
+// factor to a normal sigma: the modified z-score's fallback, Iglewicz and Hoaglin). With three
+// figures the odd one then scores at most -2.4, so only the gross factor names it: three nodes
+// cannot rank one.
+namespace {
+std::optional<RobustReference> reference_of(const std::vector<double>& values) {
+  auto r = robust_reference(values);
+  if (!r || r->sigma > 0) return r;
+  double sum = 0;
+  for (double v : values) sum += std::fabs(v - r->median);
+  r->sigma = kMeanAbsToSigma * sum / static_cast<double>(values.size());
+  return r;
+}
+}  // namespace
+
 MetricTable rank_metric(const std::string& metric, Better better, const std::map<std::string, double>& values,
                         const std::optional<RobustReference>& reference, const DiagnosisOptions& o) {
   MetricTable t;
@@ -33,7 +50,7 @@ MetricTable rank_metric(const std::string& metric, Better better, const std::map
   t.gross_factor = o.gross_factor;
   std::vector<double> all;
   for (const auto& [subject, v] : values) all.push_back(v);
-  t.reference = reference ? reference : robust_reference(all);
+  t.reference = reference ? reference : reference_of(all);
   const bool ranked = t.reference && static_cast<int>(all.size()) >= o.min_count && t.reference->count >= o.min_count;
   for (const auto& [subject, v] : values) {
     Ranked r{subject, v};
@@ -261,7 +278,7 @@ void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& p
   auto explained = [&](const std::string& n) { return slow_nodes.count(n) > 0 || named_nodes.count(n) > 0; };
   for (const auto& p : pairs)
     if (!explained(p.a) && !explained(p.b)) healthy.push_back(p.value);
-  const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? robust_reference(healthy) : cap.reference;
+  const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? reference_of(healthy) : cap.reference;
   MetricTable pair_table = rank_metric(id, better, by_pair, pair_reference, d.options);
   apply_floors(pair_table, link_floors, owner);
   for (const Ranked& r : pair_table.rows) {

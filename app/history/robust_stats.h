@@ -11,6 +11,7 @@
 namespace gpucal::fleet {
 
 constexpr double kMadToSigma = 1.4826;
+constexpr double kMeanAbsToSigma = 1.2533;  // sqrt(pi / 2): mean absolute deviation to sigma (normal)
 
 // Median of `values` (mean of the middle two for an even count); nullopt when empty.
 std::optional<double> median(std::vector<double> values);

@@ -164,6 +164,21 @@ TEST(Diagnosis, ANodeWhoseOneRailIsSlowWithEveryPeerIsNamedForThatRail) {
   EXPECT_FALSE(is_metric_id("rail01_bw_gbps"));
 }
 
+// Three nodes: a node's best pair counts for both its ends, so two of the three capacities tie and
+// the MAD is 0. A node 10% below is no infinite-z suspect; one five times below is named (gross).
+TEST(Diagnosis, ThreeNodesTiedCapacitiesNameOnlyAGrossNode) {
+  const std::vector<std::string> names{"a", "b", "c"};
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  const auto near = all_pairs(names, [](const std::string& x, const std::string& y) { return x == "a" && y == "b" ? 10.0 : 9.0; });
+  const Diagnosis quiet = diagnose(fleet_of(nodes, near), no_expectations());
+  EXPECT_TRUE(quiet.suspects.empty()) << quiet.suspects[0].subject << ": " << quiet.suspects[0].reason;
+  const auto far = all_pairs(names, [](const std::string& x, const std::string& y) { return x == "a" && y == "b" ? 10.0 : 1.5; });
+  const Diagnosis slow = diagnose(fleet_of(nodes, far), no_expectations());
+  EXPECT_EQ(slow.suspect_nodes(), std::vector<std::string>{"c"});
+  EXPECT_TRUE(slow.suspect_links().empty());
+}
+
 TEST(Diagnosis, OneSlowPairIsALinkFault) {
   const std::vector<std::string> names{"a", "b", "c", "d"};
   const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
