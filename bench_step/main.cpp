@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <thread>
 
@@ -30,6 +31,7 @@
 #include "core/world/comm.h"
 #include "core/errors.h"
 #include "core/model/model_flags.h"
+#include "core/model/model_options.h"
 #include "core/world/world.h"
 
 using namespace gpucal;
@@ -108,6 +110,7 @@ const std::vector<std::pair<std::string, std::string>> kExamples = {
      "one training step's operations on one rank, timed as one sequence"},
     {"mpirun -np 4 bench_step --model-config my_model.json --tp 2 --dp 2 --out step.csv",
      "a model of one's own, with its collectives over 4 ranks"},
+    {"bench_step --model llama3-8b --tp 2 --dp 2 --scale 8 --list", "the operations one step runs, in order"},
     {"gpucal predict step/ --model llama3-8b --tp 2 --dp 2 --scale 8 --measure-step",
      "the prediction against this measurement"},
 };
@@ -134,6 +137,21 @@ void check_host_step_fits(const model::Workload& w, double flops, const Backend&
   throw UsageError(text);
 }
 
+// Before the run: the step must be one bench_step can time; with --list, print it and stop.
+bool check_or_list(const model::ModelFlags& flags, const RunConfig& config, bool list) {
+  if (!flags.active()) throw UsageError("bench_step needs --model NAME or --model-config FILE");
+  const model::Workload w = flags.derive(resolve_backend_name(config.backend, config.device));
+  // An fp8 step needs Transformer Engine's scaling around every GEMM, which bench_step does not
+  // run: its time would not be the step's.
+  if (w.layout.fp8_gemms)
+    throw UsageError("--dtype fp8: bench_step times bf16, fp16 or fp32 steps; predict an fp8 step with gpucal predict");
+  if (!list) return false;
+  std::vector<const model::ModelOp*> ops;
+  for (const auto& op : w.ops) ops.push_back(&op);
+  model::print_workload(std::cout, w, ops);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,18 +163,17 @@ int main(int argc, char** argv) {
   spec.examples = kExamples;
   spec.columns = {"model", "tp", "pp", "dp", "cp", "ep", "sp", "seq", "micro_batch", "scale", "layers", "dtype",
                   "ops", "launches", "roles_run", "roles_skipped", "flops", "tflops"};
-  spec.add_options = [&](CLI::App& app) { flags.add(app, ""); };
-  spec.before_run = [&](const RunConfig&) {
-    if (!flags.active()) throw UsageError("bench_step needs --model NAME or --model-config FILE");
-    return false;
+  bool list = false;
+  spec.add_options = [&](CLI::App& app) {
+    flags.add(app, "");
+    app.add_flag("--list", list,
+                 "print the step's operations in the order one step runs them, and exit without running (a run leaves "
+                 "out the p2p operations and the collectives over groups larger than its ranks)");
   };
+  spec.before_run = [&](const RunConfig& config) { return check_or_list(flags, config, list); };
   spec.make_world_ops = [&](Backend& backend, const RunConfig& config, World& world, Watchdog& watchdog,
                             Metadata& meta) {
     const model::Workload w = flags.derive(resolve_backend_name(config.backend, config.device));
-    // An fp8 step needs Transformer Engine's scaling around every GEMM, which bench_step does not
-    // run: its time would not be the step's.
-    if (w.layout.fp8_gemms)
-      throw UsageError("--dtype fp8: bench_step times bf16, fp16 or fp32 steps; predict an fp8 step with gpucal predict");
     meta.doc()["model"] = model::to_json(w);
     // Distinct shapes per bench, one op each; each derived op points at its shape's entry.
     // Communicators are made in derivation order, the same on every rank.

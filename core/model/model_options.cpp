@@ -142,31 +142,36 @@ std::vector<std::unique_ptr<Op>> ModelOptions::tag(std::vector<std::unique_ptr<O
   return out;
 }
 
-void ModelOptions::print_list() const {
-  const Workload& w = workload();
+void print_workload(std::ostream& out, const Workload& w, const std::vector<const ModelOp*>& ops) {
   const ParallelLayout& l = w.layout;
   const StepFacts& f = w.facts;
-  std::cout << "# model " << w.model.name << " (" << w.model.source << ")\n"
-            << "# layout tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
-            << " sp=" << l.sp << " seq=" << f.seq << " micro_batch=" << l.micro_batch
-            << " global_batch=" << f.global_batch << " micro_batches=" << f.micro_batches
-            << " dtype=" << to_string(l.dtype) << (l.fp8_gemms ? " gemm_dtype=fp8_e4m3" : "")
-            << " grad_dtype=" << to_string(l.grad_dtype)
-            << " zero=" << l.zero << " scale=" << l.scale << "\n"
-            << "# rank: stage " << f.stage << " of " << l.pp << ", " << f.tokens
-            << " tokens per micro-batch, " << w.dense_params << " dense and " << w.expert_params
-            << " expert parameters\n";
-  for (const auto& n : w.notes) std::cout << "# note: " << n << "\n";
-  std::cout << "bench,op_role,calls_per_step,dtype,shape,flops_per_call\n";
-  auto line = [](const ModelOp& op) {
-    std::cout << op.bench() << "," << op.role << "," << op.calls_per_step << "," << to_string(op.dtype) << ","
-              << op.shape_text() << "," << format_number(op.flops()) << "\n";
-  };
+  out << "# model " << w.model.name << " (" << w.model.source << ")\n"
+      << "# layout tp=" << l.tp << " pp=" << l.pp << " dp=" << l.dp << " cp=" << l.cp << " ep=" << l.ep
+      << " sp=" << l.sp << " seq=" << f.seq << " micro_batch=" << l.micro_batch
+      << " global_batch=" << f.global_batch << " micro_batches=" << f.micro_batches
+      << " dtype=" << to_string(l.dtype) << (l.fp8_gemms ? " gemm_dtype=fp8_e4m3" : "")
+      << " grad_dtype=" << to_string(l.grad_dtype)
+      << " zero=" << l.zero << " scale=" << l.scale << "\n"
+      << "# rank: stage " << f.stage << " of " << l.pp << ", " << f.tokens
+      << " tokens per micro-batch, " << w.dense_params << " dense and " << w.expert_params
+      << " expert parameters\n";
+  for (const auto& n : w.notes) out << "# note: " << n << "\n";
+  out << "bench,op_role,calls_per_step,dtype,shape,flops_per_call\n";
+  for (const ModelOp* op : ops)
+    out << op->bench() << "," << op->role << "," << op->calls_per_step << "," << to_string(op->dtype) << ","
+        << op->shape_text() << "," << format_number(op->flops()) << "\n";
+}
+
+void ModelOptions::print_list() const {
+  const Workload& w = workload();
+  const std::vector<OpGroup> distinct = flags_->list_all ? std::vector<OpGroup>{} : groups();  // kept alive: ops points into it
+  std::vector<const ModelOp*> ops;
   if (flags_->list_all) {
-    for (const auto& op : w.ops) line(op);
+    for (const auto& op : w.ops) ops.push_back(&op);
   } else {
-    for (const auto& g : groups()) line(g.op);
+    for (const auto& g : distinct) ops.push_back(&g.op);
   }
+  print_workload(std::cout, w, ops);
 }
 
 nlohmann::json ModelOptions::sidecar() const {

@@ -19,6 +19,7 @@
 // the read kernel's array bytes); its rows carry the cells ModelOp::shape_cells() names for
 // memory ops (kernel, dtype, and rows, cols, params, array_bytes where non-zero).
 #pragma once
+#include <ostream>
 
 #include <functional>
 #include <memory>
@@ -40,6 +41,10 @@ struct ModelBinding {
   std::string bench;                        // gemm | attention | memory | collectives | p2p
   std::vector<std::string> replaced_flags;  // the bench's own axes, which --model replaces
 };
+
+// The step's facts as '#' lines, then one CSV line per op (bench, op_role, calls_per_step, dtype,
+// shape, flops_per_call): what --list and --list-all print.
+void print_workload(std::ostream& out, const Workload& w, const std::vector<const ModelOp*>& ops);
 
 class ModelOptions {
  public:
