@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/common/calibration_json.h"
+#include "app/common/number_text.h"
 #include "app/predict/predict_text.h"
 #include "app/fit/calibration_build.h"
 #include "app/common/output_guard.h"
@@ -75,13 +76,6 @@ std::string pct(double part, double whole) {
   return buf;
 }
 
-// A rate with 4 significant digits.
-std::string significant(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
 std::string prov(const json& f) {
   std::string s = f["provenance"].is_null() ? "-" : f["provenance"].get<std::string>();
   std::string counts;
@@ -135,7 +129,7 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
                     : b["mfu"].is_null() ? "n/a (" + d["policy"]["peak_source"].get<std::string>() + ")"
                                          : percent(b["mfu"].get<double>());
   if (mfu.size() < 10) mfu.insert(0, 10 - mfu.size(), ' ');
-  if (!b["mfu"].is_null()) mfu += " of " + significant(d["policy"]["peak_tflops"].get<double>()) + " TFLOP/s";
+  if (!b["mfu"].is_null()) mfu += " of " + calibration::significant(d["policy"]["peak_tflops"].get<double>(), 4) + " TFLOP/s";
   std::ostringstream fraction;
   fraction << b["bubble"]["fraction_of_pipeline"].get<double>();
   std::cout << label("  pipeline bubble (" + fraction.str() + " of " + ms(b["pipeline_s"], 0) + ")")
