@@ -1,4 +1,5 @@
 #include "app/check/health.h"
+#include "app/check/xid_health.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -234,6 +235,7 @@ std::vector<HealthLine> judge_health(const HealthReadings& r) {
   std::vector<HealthLine> out;
   judge_pcie(r, out);
   judge_host_counters(r, out);
+  judge_xids(r, out);
   if (r.gpus.empty()) out.push_back(health_line("gpu", "-", "not available", "-", r.gpu_source.empty() ? "no GPU read" : r.gpu_source));
   for (const auto& g : r.gpus) {
     const std::string who = "gpu" + std::to_string(g.index);

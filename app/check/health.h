@@ -50,6 +50,14 @@ struct GpuReading {
   std::optional<unsigned> xgmi_error_status;  // ROCm SMI's rsmi_xgmi_status_t: 0 none, 1 an error, 2 several
 };
 
+// One NVIDIA Xid line of the kernel log (app/check/xid_health.h).
+struct XidEvent {
+  std::string pci;  // the log's address, 0000:3b:00
+  int xid = 0;
+  double seconds_since_boot = -1;  // the line's timestamp; -1 when it has none
+  std::string text;
+};
+
 // What a node exposes. `*_source` says where a kind was read, or why it is not available.
 struct HealthReadings {
   std::vector<PcieLinkReading> pcie;
@@ -60,6 +68,9 @@ struct HealthReadings {
   std::string cpu_throttle_source;
   std::vector<GpuReading> gpus;
   std::string gpu_source;
+  std::vector<XidEvent> xids;
+  bool xid_read = false;  // the kernel log was read (no Xid in it is a pass only then)
+  std::string xid_source;
 };
 
 struct HealthLine {

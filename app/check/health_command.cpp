@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
 #include "app/check/nvml_health.h"
 #include "app/check/rsmi_health.h"
+#include "app/check/xid_health.h"
 #include "app/common/calibration_json.h"
 #include "app/report/junit.h"
 #include "app/report/prometheus.h"
@@ -30,12 +33,25 @@ std::string this_node() {
 }
 
 HealthReadings gather(const HealthOptions& o) {
+  if (!o.from.empty() && !o.kernel_log.empty())
+    throw std::invalid_argument("--kernel-log does not go with --health-from: recorded readings hold their own Xids");
   if (!o.from.empty()) {
     const nlohmann::json doc = calibration::read_json_document(o.from);
     return readings_from_json(doc.is_object() && doc.contains("readings") ? doc["readings"] : doc, o.from);
   }
   HealthReadings r;
   read_sysfs_health(o.sysfs, r);
+  if (o.kernel_log.empty()) {
+    read_kernel_xids(o.sysfs, r);
+  } else {
+    std::ifstream in(o.kernel_log);
+    if (!in || std::filesystem::is_directory(o.kernel_log)) throw std::invalid_argument("--kernel-log: cannot read '" + o.kernel_log + "'; give a kernel log (dmesg > FILE)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    r.xids = parse_xid_lines(text.str());
+    r.xid_read = true;
+    r.xid_source = o.kernel_log;
+  }
   read_nvml_health(r);
   if (r.gpus.empty()) {  // no NVIDIA GPU: an AMD node's, through ROCm SMI
     const std::string nvml = r.gpu_source;

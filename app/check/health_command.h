@@ -11,6 +11,7 @@ namespace gpucal::check {
 struct HealthOptions {
   std::string sysfs = "/sys";  // where PCIe, EDAC and CPU throttle counters are read
   std::string from;            // a recorded readings file (the --json output) judged instead
+  std::string kernel_log;      // Xids from this kernel log text instead of the ring buffer
   std::string node;            // the node's name; "" = SLURMD_NODENAME, else the short host name
   bool drain = false;
   std::string scontrol = "scontrol";  // the program --drain runs

@@ -104,6 +104,13 @@ json readings_to_json(const HealthReadings& r) {
                          {"temperature_c", json_or_null(g.temperature_c)}, {"slowdown_temperature_c", json_or_null(g.slowdown_temperature_c)},
                          {"nvlinks", links}});
   }
+  // The kernel log's Xids: only when it was read (no Xid is then a pass).
+  j["xid_source"] = r.xid_source;
+  if (r.xid_read) {
+    j["xids"] = json::array();
+    for (const auto& e : r.xids)
+      j["xids"].push_back({{"pci", e.pci}, {"xid", e.xid}, {"seconds_since_boot", e.seconds_since_boot}, {"text", e.text}});
+  }
   return j;
 }
 
@@ -137,6 +144,22 @@ HealthReadings readings_from_json(const json& j, const std::string& path) {
   r.edac_source = j.value("edac_source", "recorded in " + path);
   r.cpu_throttle_source = j.value("cpu_throttle_source", "recorded in " + path);
   r.gpu_source = j.value("gpu_source", "recorded in " + path);
+  // Readings recorded before the Xid check, or where the kernel log was not read, have no "xids".
+  if (j.contains("xid_source") && !j["xid_source"].is_string()) bad_readings(path, "readings.xid_source must be a string");
+  r.xid_source = j.value("xid_source", "no Xids recorded in " + path);
+  if (j.contains("xids")) {
+    const json& xids = readings_array(j, "xids", path);
+    r.xid_read = true;
+    for (std::size_t i = 0; i < xids.size(); ++i) {
+      const std::string w = "readings.xids[" + std::to_string(i) + "]";
+      XidEvent e;
+      e.pci = readings_string(xids[i], "pci", path, w);
+      e.xid = required_number<int>(xids[i], "xid", path, w);
+      if (xids[i].contains("seconds_since_boot")) e.seconds_since_boot = required_number<double>(xids[i], "seconds_since_boot", path, w);
+      if (xids[i].contains("text")) e.text = readings_string(xids[i], "text", path, w);
+      r.xids.push_back(e);
+    }
+  }
   return r;
 }
 

@@ -1,8 +1,11 @@
 #include "app/check/rsmi_health.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,22 @@ namespace gpucal::check {
 #ifdef GPUCAL_HAVE_ROCM_SMI_HEADER
 
 namespace {
+
+// Runs `f` with file descriptor 2 sent to /dev/null, and restores it.
+template <typename F>
+auto quiet_stderr(F f) {
+  std::fflush(stderr);
+  const int saved = dup(2), null = open("/dev/null", O_WRONLY);
+  if (saved >= 0 && null >= 0) dup2(null, 2);
+  auto result = f();
+  std::fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, 2);
+    close(saved);
+  }
+  if (null >= 0) close(null);
+  return result;
+}
 
 struct Rsmi {
   void* lib = nullptr;
@@ -145,7 +164,9 @@ void read_rsmi_health(HealthReadings& into) {
     if (r.lib) dlclose(r.lib);
     return;
   }
-  if (const rsmi_status_t rc = r.init(0); rc != RSMI_STATUS_SUCCESS) {
+  // rsmi_init prints its own complaints ("Failed to open drm root directory ...", "Exception
+  // caught: rsmi_init.") to stderr on a node without amdgpu; gpucal says why in its table instead.
+  if (const rsmi_status_t rc = quiet_stderr([&] { return r.init(0); }); rc != RSMI_STATUS_SUCCESS) {
     into.gpu_source = "rsmi_init failed with ROCm SMI status " + std::to_string(static_cast<int>(rc)) +
                       " (is the amdgpu driver loaded?)";
     dlclose(r.lib);

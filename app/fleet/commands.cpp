@@ -164,8 +164,13 @@ void add_check(CLI::App& app, State& s) {
   c->add_option("--prometheus", s.check_options.prometheus, "write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
   c->add_flag("--health", s.check_health,
               "this node's health instead of a results folder: PCIe links, memory ECC, CPU throttling (sysfs), and per GPU "
-              "ECC, row remaps, PCIe, clock slowdowns, temperature, NVLink (NVML); exit 1 on a failure or when nothing could be checked");
+              "ECC, row remaps, PCIe, clock slowdowns, temperature, NVLink (NVML), Xid events (kernel log); exit 1 on a failure "
+              "or when nothing could be checked");
   c->add_option("--sysfs", s.health.sysfs, "--health: where to read sysfs")->capture_default_str()->type_name("DIR");
+  c->add_option("--kernel-log", s.health.kernel_log,
+                "--health: read NVIDIA Xid events from this kernel log text (dmesg, journalctl -k: a previous boot's too) "
+                "instead of the kernel's ring buffer")
+      ->type_name("FILE");
   c->add_option("--health-from", s.health.from, "--health: judge a recorded readings file (the JSON --health --json wrote) instead of this node")
       ->type_name("FILE");
   c->add_option("--node", s.health.node, "--health: the node's name (default: SLURMD_NODENAME, else the short host name)");
@@ -176,7 +181,7 @@ void add_check(CLI::App& app, State& s) {
 int run_check_or_health(State& s) {
   check::CheckOptions& c = s.check_options;
   if (!s.check_health) {
-    for (const char* flag : {"--sysfs", "--health-from", "--node", "--drain", "--scontrol"})
+    for (const char* flag : {"--sysfs", "--kernel-log", "--health-from", "--node", "--drain", "--scontrol"})
       if (s.check_cmd->get_option(flag)->count() > 0)
         throw std::invalid_argument(std::string(flag) + " goes with --health (this node's health checks)");
     if (c.results_dir.empty()) throw std::invalid_argument("check: give a RESULTS_DIR to judge, or --health for this node's health");

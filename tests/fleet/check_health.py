@@ -112,6 +112,58 @@ def rsmi_cases():
     check(run.returncode == 2 and "readings.gpus[0].api" in run.stderr, "an unknown api is refused, naming the field")
 
 
+def xid_cases():
+    """NVIDIA Xid events from a kernel log (--kernel-log, dmesg's format): each PCI address judged
+    by its worst Xid, 79 failing and 13 or 63 warning; the same Xids in recorded readings; no Xid in
+    a log that was read passes; readings without Xids (no driver, or recorded before) are not a pass."""
+    out = os.path.join(WORK, "xid.json")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-healthy"), "--kernel-log", os.path.join(FIX, "kernel-xid.log"),
+                 "--node", "n9", "--json", out)
+    doc = json.load(open(out))
+    s = statuses(doc)
+    lines = {l["subject"]: l for l in doc["lines"] if l["check"] == "gpu_xid"}
+    check(run.returncode == 1 and s.get(("gpu_xid", "pci 0000:c6:00")) == "fail"
+          and s.get(("gpu_xid", "pci 0000:9b:00")) == "warn" and s.get(("gpu_xid", "pci 0000:1b:00")) == "warn"
+          and lines["pci 0000:1b:00"]["value"] == "13 x2" and "fallen off the bus" in lines["pci 0000:c6:00"]["detail"]
+          and "86011 s after boot" in lines["pci 0000:c6:00"]["detail"] and len(lines) == 3,
+          f"kernel log Xids: exit {run.returncode}, {[(k, v['status'], v['value']) for k, v in lines.items()]}")
+    again = os.path.join(WORK, "xid-again.json")
+    run = gpucal("--health-from", out, "--json", again)
+    check(run.returncode == 1 and statuses(json.load(open(again))) == s, "Xids: --json then --health-from judges the same")
+    quiet = os.path.join(WORK, "quiet.log")
+    open(quiet, "w").write("[    4.2] nvidia-nvlink: Nvlink Core is being initialized\n")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-healthy"), "--kernel-log", quiet, "--json", out)
+    check(run.returncode == 0 and statuses(json.load(open(out))).get(("gpu_xid", "-")) == "pass",
+          f"a kernel log with no Xid passes: exit {run.returncode}")
+    base = json.load(open(os.path.join(FIX, "nvml-healthy.json")))["readings"]
+    run, doc = judged(base, "no-xids")
+    check(doc is not None and statuses(doc).get(("gpu_xid", "-")) == "not available" and run.returncode == 0,
+          "readings without Xids: gpu_xid not available, never a pass")
+    r = copy.deepcopy(base)
+    r["xids"] = [{"pci": "0000:18:00", "xid": 48}, {"pci": "0000:18:00", "xid": 94}]
+    run, doc = judged(r, "xid48")
+    check(doc is not None and statuses(doc).get(("gpu_xid", "pci 0000:18:00")) == "fail" and run.returncode == 1,
+          "a double-bit ECC Xid (48) fails")
+    empty = os.path.join(WORK, "empty-sysfs-xid")
+    os.makedirs(os.path.join(empty, "module", "nvidia"), exist_ok=True)
+    run = gpucal("--sysfs", empty, "--json", out)
+    ring = {l["subject"]: l for l in json.load(open(out))["lines"] if l["check"] == "gpu_xid"}
+    line = ring.get("-", {})
+    check((line.get("status") == "pass" and "kernel ring buffer" in line.get("detail", ""))
+          or (line.get("status") == "not available" and "not readable" in line.get("detail", "")),
+          f"with the driver loaded (sysfs module/nvidia) the ring buffer is read, or why not is said: {ring}")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-healthy"), "--json", out)
+    line = {l["subject"]: l for l in json.load(open(out))["lines"] if l["check"] == "gpu_xid"}.get("-", {})
+    check(line.get("status") == "not available" and "NVIDIA driver is not loaded" in line.get("detail", ""),
+          f"no NVIDIA driver: Xids not available, never a pass: {line}")
+    for args, words in [(["--kernel-log", os.path.join(WORK, "none.log")], "--kernel-log: cannot read"),
+                        (["--kernel-log", WORK], "--kernel-log: cannot read"),
+                        (["--health-from", again, "--kernel-log", quiet], "--kernel-log does not go with --health-from")]:
+        run = gpucal(*args)
+        check(run.returncode == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1,
+              f"refused: {args} -> exit {run.returncode}: {run.stderr.strip()}")
+
+
 def made_cases():
     base = json.load(open(os.path.join(FIX, "nvml-healthy.json")))["readings"]
     cases = []
@@ -194,6 +246,7 @@ if __name__ == "__main__":
     nvml_cases()
     rsmi_cases()
     made_cases()
+    xid_cases()
     outputs_and_drain()
     refusals()
     print(f"{len(failures)} failure(s)")
