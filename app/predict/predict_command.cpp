@@ -198,8 +198,7 @@ void PredictCommand::check_without_inputs() {
 
 int PredictCommand::run() {
   try {
-    if (!flags.active()) throw UsageError("gpucal predict needs --model NAME or --model-config FILE");
-    check_flag_combinations();
+    check_without_inputs();  // the flags, the model and the layout before the folder is read
     options.overlap = parse_overlap(policy.overlap);
     calibration::refuse_output_over_inputs("--output", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir, allow_suspect);

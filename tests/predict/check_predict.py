@@ -140,7 +140,26 @@ def main():
         p = run([os.path.join(a.bin_dir, "bench_gemm", "bench_gemm"), "--backend", "host", flag, "", "--list"], 2)
         if f"{flag}: expected a value, got ''" not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
             sys.exit(f"FAIL: bench_gemm {flag} '': {p.stderr!r}")
-    print(f"ok: {len(bad) + 2} ignored, empty, zero or out-of-bound flags refused (exit 2, one line)")
+    # A bad flag is refused before the folder is read: a folder whose rows draw warnings (a
+    # suspect timing) still gets the one line alone.
+    noisy = os.path.join(a.work, "noisy")
+    shutil.rmtree(noisy, ignore_errors=True)
+    shutil.copytree(res, noisy)
+    with open(os.path.join(noisy, "gemm.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["suspect"] = "preempted (made here)"
+    with open(os.path.join(noisy, "gemm.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    def bare(cmd):  # without run()'s --allow-suspect: the warning is the point
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+    warned = bare([a.gpucal, "predict", noisy] + MODEL + ["--allow-missing", "--output", os.path.join(a.work, "n.json")])
+    p = bare([a.gpucal, "predict", noisy] + model_with(("--seq", "0")))
+    if ("suspect timings left out" not in warned.stderr or p.returncode != 2 or len(p.stderr.strip().splitlines()) != 1
+            or "--seq" not in p.stderr):
+        sys.exit(f"FAIL: a bad flag on a folder that warns: {p.stderr!r} (the folder's warnings: {warned.stderr!r})")
+    print(f"ok: {len(bad) + 3} ignored, empty, zero or out-of-bound flags refused (exit 2, one line)")
 
     # A sweep with --allow-missing before any communication data: tp=2 leaves its TP messages
     # out, so its step lacks them; it ranks after the complete tp=1 and lists what it left out.
