@@ -92,6 +92,32 @@ MetricExpectation metric(const std::string& id, const json& m, const std::string
 
 }  // namespace
 
+// "health": {"gpu_pcie": {"generation": G, "width": W, "source": S}, "gpu_nvlink": {"links": N, "source": S}}
+static HealthExpectation health_expectation(const json& h, const std::string& path) {
+  if (!h.is_object()) invalid(path, "'health' must be an object {gpu_pcie, gpu_nvlink}");
+  HealthExpectation out;
+  auto count = [&](const json& o, const char* key, const std::string& where) {
+    if (!o.contains(key) || !o[key].is_number_integer() || o[key].get<long long>() < 1 || o[key].get<long long>() > 1024)
+      invalid(path, where + key + ": expected a whole number from 1 to 1024");
+    return o[key].get<int>();
+  };
+  for (const auto& [key, o] : h.items()) {
+    const std::string where = "health." + key + ".";
+    if (!o.is_object()) invalid(path, "health." + key + " must be an object");
+    if (key == "gpu_pcie") {
+      out.pcie_generation = count(o, "generation", where);
+      out.pcie_width = count(o, "width", where);
+      out.pcie_source = string_field(o, "source", path, where);
+    } else if (key == "gpu_nvlink") {
+      out.nvlink_links = count(o, "links", where);
+      out.nvlink_source = string_field(o, "source", path, where);
+    } else {
+      invalid(path, "health." + key + ": unknown (expected gpu_pcie or gpu_nvlink)");
+    }
+  }
+  return out;
+}
+
 Expectations parse_expectations(const json& doc, const std::string& path) {
   if (!doc.is_object()) invalid(path, "expected a JSON object");
   if (!doc.contains("expectations_schema_version") || doc["expectations_schema_version"] != kExpectationsSchemaVersion)
@@ -121,6 +147,7 @@ Expectations parse_expectations(const json& doc, const std::string& path) {
       invalid(path, std::string("match.device_regex: not a regular expression (") + x.what() + ")");
     }
   }
+  if (doc.contains("health")) e.health = health_expectation(doc["health"], path);
   if (!doc.contains("metrics") || !doc["metrics"].is_object()) invalid(path, "'metrics' must be an object");
   if (doc["metrics"].empty()) invalid(path, "'metrics' is empty: the file expects nothing, so a check against it would check nothing");
   for (const auto& [id, m] : doc["metrics"].items()) {

@@ -27,12 +27,20 @@ struct MetricExpectation {
   Figure typical, floor, peak;
 };
 
+// What a healthy GPU of the SKU shows that the device itself may not say (a GPU reports the
+// PCIe generation its platform allows as its maximum): each with its published source.
+struct HealthExpectation {
+  std::optional<int> pcie_generation, pcie_width, nvlink_links;
+  std::string pcie_source, nvlink_source;
+};
+
 struct Expectations {
   std::string path;
   std::string sku, name;
   std::string match_backend;      // "" = any
   std::string match_device_regex;  // ECMAScript, searched in the device name
   std::map<std::string, MetricExpectation> metrics;
+  HealthExpectation health;  // the optional "health" object
   nlohmann::json document;  // as read
 };
 

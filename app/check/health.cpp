@@ -1,4 +1,5 @@
 #include "app/check/health.h"
+#include "app/check/expectations.h"
 #include "app/check/xid_health.h"
 
 #include <algorithm>
@@ -244,6 +245,51 @@ std::vector<HealthLine> judge_health(const HealthReadings& r) {
     judge_gpu_thermal_and_nvlink(g, who, out);
   }
   return out;
+}
+
+void judge_against_skus(const HealthReadings& r, const std::vector<Expectations>& skus, const std::string& skus_note,
+                        std::vector<HealthLine>& out) {
+  if (r.gpus.empty()) return;  // the gpu line says why
+  bool any = false;
+  for (const auto& g : r.gpus) {
+    const std::string who = "gpu" + std::to_string(g.index);
+    std::optional<Expectations> sku;
+    try {
+      sku = match_sku(skus, g.name, g.api == "NVML" ? "cuda" : "hip");
+    } catch (const std::exception&) {  // several files match: the fleet's check names them
+    }
+    if (!sku || (!sku->health.pcie_generation && !sku->health.nvlink_links)) continue;
+    any = true;
+    const HealthExpectation& h = sku->health;
+    if (h.pcie_generation && h.pcie_width) {
+      if (!g.pcie_gen_max || !g.pcie_width_max) {
+        out.push_back(health_line("gpu_pcie_sku", who, "not available", "-", g.api + " gives no maximum PCIe generation and width"));
+      } else {
+        const std::string value = "Gen" + reading_text(g.pcie_gen_max) + " x" + reading_text(g.pcie_width_max) + " of Gen" +
+                                  std::to_string(*h.pcie_generation) + " x" + std::to_string(*h.pcie_width);
+        const bool short_of = *g.pcie_gen_max < static_cast<unsigned>(*h.pcie_generation) ||
+                              *g.pcie_width_max < static_cast<unsigned>(*h.pcie_width);
+        out.push_back(short_of ? health_line("gpu_pcie_sku", who, "fail", value,
+                                             "the platform allows less than " + sku->sku + " links at (" + h.pcie_source + ")")
+                               : health_line("gpu_pcie_sku", who, "pass", value));
+      }
+    }
+    if (h.nvlink_links && g.api == "NVML") {
+      if (g.nvlinks.empty()) {
+        out.push_back(health_line("gpu_nvlink_count", who, "not available", "-",
+                                  "NVML gives no NVLink state (" + sku->sku + " has " + std::to_string(*h.nvlink_links) + ")"));
+      } else {
+        const std::string value = std::to_string(g.nvlinks.size()) + " of " + std::to_string(*h.nvlink_links);
+        out.push_back(g.nvlinks.size() < static_cast<std::size_t>(*h.nvlink_links)
+                          ? health_line("gpu_nvlink_count", who, "fail", value,
+                                        "fewer links than " + sku->sku + " has (" + h.nvlink_source + ")")
+                          : health_line("gpu_nvlink_count", who, "pass", value));
+      }
+    }
+  }
+  if (!any)
+    out.push_back(health_line("gpu_sku", "-", "not available", "-",
+                              skus_note.empty() ? "no expectations file with a \"health\" object matches these GPUs" : skus_note));
 }
 
 std::string health_verdict(const std::vector<HealthLine>& lines) {

@@ -84,6 +84,14 @@ void read_sysfs_health(const std::string& sysfs_root, HealthReadings& into);
 // line naming why.
 std::vector<HealthLine> judge_health(const HealthReadings& r);
 
+// Against each GPU's SKU (expectations/*.json "health": the PCIe generation and width the SKU
+// links at, its NVLink count), for what the device cannot say of itself (a GPU reports the
+// generation its platform allows as its maximum): gpu_pcie_sku, gpu_nvlink_count. `skus_note` says
+// why there are none when `skus` is empty.
+struct Expectations;
+void judge_against_skus(const HealthReadings& r, const std::vector<Expectations>& skus, const std::string& skus_note,
+                        std::vector<HealthLine>& out);
+
 // "pass" when something passed and nothing failed, "fail" on any fail, "nothing checked" when every
 // line is "not available" (a gate that checked nothing fails closed).
 std::string health_verdict(const std::vector<HealthLine>& lines);

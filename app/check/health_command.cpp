@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/check/expectations.h"
 #include "app/check/nvml_health.h"
 #include "app/check/rsmi_health.h"
 #include "app/check/xid_health.h"
@@ -108,7 +109,17 @@ fleet::PromText health_prometheus(const std::string& node, const std::vector<Hea
 
 int run_health(const HealthOptions& o, std::ostream& out) {
   const HealthReadings r = gather(o);
-  const std::vector<HealthLine> lines = judge_health(r);
+  std::vector<HealthLine> lines = judge_health(r);
+  if (!r.gpus.empty()) {  // what the GPUs' SKUs should show (expectations/*.json "health")
+    std::vector<Expectations> skus;
+    std::string note;
+    try {
+      skus = read_expectations_dir(find_expectations_dir());
+    } catch (const std::exception& e) {
+      note = std::string("no SKU expectations: ") + e.what();
+    }
+    judge_against_skus(r, skus, note, lines);
+  }
   const std::string verdict = health_verdict(lines);
   const std::string node = o.node.empty() ? this_node() : o.node;
   int counts[4] = {};

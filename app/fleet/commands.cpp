@@ -164,8 +164,8 @@ void add_check(CLI::App& app, State& s) {
   c->add_option("--prometheus", s.check_options.prometheus, "write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
   c->add_flag("--health", s.check_health,
               "this node's health instead of a results folder: PCIe links, memory ECC, CPU throttling (sysfs), and per GPU "
-              "ECC, row remaps, PCIe, clock slowdowns, temperature, NVLink (NVML), Xid events (kernel log); exit 1 on a failure "
-              "or when nothing could be checked");
+              "ECC, row remaps, PCIe, clock slowdowns, temperature, NVLink (NVML), Xid events (kernel log), and the PCIe and "
+              "NVLink the GPU's SKU should show (expectations/); exit 1 on a failure or when nothing could be checked");
   c->add_option("--sysfs", s.health.sysfs, "--health: where to read sysfs")->capture_default_str()->type_name("DIR");
   c->add_option("--kernel-log", s.health.kernel_log,
                 "--health: read NVIDIA Xid events from this kernel log text (dmesg, journalctl -k: a previous boot's too) "

@@ -112,6 +112,20 @@ def rsmi_cases():
     check(run.returncode == 2 and "readings.gpus[0].api" in run.stderr, "an unknown api is refused, naming the field")
 
 
+def sku_refusals():
+    """An expectations file's "health" object is checked like its metrics: one line naming the field."""
+    folder = os.path.join(WORK, "skus")
+    os.makedirs(folder, exist_ok=True)
+    doc = json.load(open(os.path.join(os.path.dirname(FIX), "..", "..", "expectations", "h100_sxm.json")))
+    doc["health"]["gpu_pcie"]["generation"] = 0
+    json.dump(doc, open(os.path.join(folder, "h100_sxm.json"), "w"))
+    env = dict(os.environ, GPUCAL_EXPECTATIONS_DIR=folder)
+    run = gpucal("--health-from", os.path.join(FIX, "nvml-healthy.json"), "--json", os.path.join(WORK, "sku.json"), env=env)
+    line = {(l["check"], l["subject"]): l for l in json.load(open(os.path.join(WORK, "sku.json")))["lines"]}.get(("gpu_sku", "-"), {})
+    check(line.get("status") == "not available" and "health.gpu_pcie.generation" in line.get("detail", ""),
+          f"a bad health field in an expectations file is named, and the SKU checks are not a pass: {line}")
+
+
 def xid_cases():
     """NVIDIA Xid events from a kernel log (--kernel-log, dmesg's format): each PCI address judged
     by its worst Xid, 79 failing and 13 or 63 warning; the same Xids in recorded readings; no Xid in
@@ -185,6 +199,17 @@ def made_cases():
     cases.append(("ECC off: not available", r, ("gpu_ecc", "gpu0"), "not available", 0))
     r = copy.deepcopy(base); r["gpus"][0]["ecc_corrected_volatile"] = 7
     cases.append(("corrected GPU ECC errors warn", r, ("gpu_ecc", "gpu0"), "warn", 0))
+    # Against the SKU (expectations/h100_sxm.json "health"): a GPU whose platform allows only Gen4,
+    # though it trained at its maximum, and one reporting 12 of the H100 SXM's 18 NVLinks.
+    r = copy.deepcopy(base); r["gpus"][0].update(pcie_gen=4, pcie_gen_max=4)
+    cases.append(("Gen4 of Gen4 on an H100 SXM (Gen5) fails the SKU check", r, ("gpu_pcie_sku", "gpu0"), "fail", 1))
+    cases.append(("... while the device's own check passes", r, ("gpu_pcie_link", "gpu0"), "pass", 1))
+    r = copy.deepcopy(base); r["gpus"][1]["nvlinks"] = r["gpus"][1]["nvlinks"][:12]
+    cases.append(("12 of 18 NVLinks fails", r, ("gpu_nvlink_count", "gpu1"), "fail", 1))
+    r = copy.deepcopy(base)
+    for g in r["gpus"]:
+        g["name"] = "Some Future GPU"
+    cases.append(("a GPU no expectations file matches: the SKU checks are not available", r, ("gpu_sku", "-"), "not available", 0))
     for i, (what, readings, key, status, rc) in enumerate(cases):
         run, doc = judged(readings, f"made{i}")
         check(doc is not None and statuses(doc).get(key) == status and run.returncode == rc,
@@ -247,6 +272,7 @@ if __name__ == "__main__":
     rsmi_cases()
     made_cases()
     xid_cases()
+    sku_refusals()
     outputs_and_drain()
     refusals()
     print(f"{len(failures)} failure(s)")
