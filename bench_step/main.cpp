@@ -146,9 +146,7 @@ bool check_or_list(const model::ModelFlags& flags, const RunConfig& config, bool
   if (w.layout.fp8_gemms)
     throw UsageError("--dtype fp8: bench_step times bf16, fp16 or fp32 steps; predict an fp8 step with gpucal predict");
   if (!list) return false;
-  std::vector<const model::ModelOp*> ops;
-  for (const auto& op : w.ops) ops.push_back(&op);
-  model::print_workload(std::cout, w, ops);
+  model::print_workload(std::cout, w, w.ops);
   return true;
 }
 

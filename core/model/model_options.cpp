@@ -142,7 +142,7 @@ std::vector<std::unique_ptr<Op>> ModelOptions::tag(std::vector<std::unique_ptr<O
   return out;
 }
 
-void print_workload(std::ostream& out, const Workload& w, const std::vector<const ModelOp*>& ops) {
+void print_workload(std::ostream& out, const Workload& w, const std::vector<ModelOp>& ops) {
   const ParallelLayout& l = w.layout;
   const StepFacts& f = w.facts;
   out << "# model " << w.model.name << " (" << w.model.source << ")\n"
@@ -157,21 +157,17 @@ void print_workload(std::ostream& out, const Workload& w, const std::vector<cons
       << " expert parameters\n";
   for (const auto& n : w.notes) out << "# note: " << n << "\n";
   out << "bench,op_role,calls_per_step,dtype,shape,flops_per_call\n";
-  for (const ModelOp* op : ops)
-    out << op->bench() << "," << op->role << "," << op->calls_per_step << "," << to_string(op->dtype) << ","
-        << op->shape_text() << "," << format_number(op->flops()) << "\n";
+  for (const ModelOp& op : ops)
+    out << op.bench() << "," << op.role << "," << op.calls_per_step << "," << to_string(op.dtype) << ","
+        << op.shape_text() << "," << format_number(op.flops()) << "\n";
 }
 
 void ModelOptions::print_list() const {
   const Workload& w = workload();
-  const std::vector<OpGroup> distinct = flags_->list_all ? std::vector<OpGroup>{} : groups();  // kept alive: ops points into it
-  std::vector<const ModelOp*> ops;
-  if (flags_->list_all) {
-    for (const auto& op : w.ops) ops.push_back(&op);
-  } else {
-    for (const auto& g : distinct) ops.push_back(&g.op);
-  }
-  print_workload(std::cout, w, ops);
+  if (flags_->list_all) return print_workload(std::cout, w, w.ops);
+  std::vector<ModelOp> distinct;
+  for (const auto& g : groups()) distinct.push_back(g.op);
+  print_workload(std::cout, w, distinct);
 }
 
 nlohmann::json ModelOptions::sidecar() const {

@@ -44,7 +44,7 @@ struct ModelBinding {
 
 // The step's facts as '#' lines, then one CSV line per op (bench, op_role, calls_per_step, dtype,
 // shape, flops_per_call): what --list and --list-all print.
-void print_workload(std::ostream& out, const Workload& w, const std::vector<const ModelOp*>& ops);
+void print_workload(std::ostream& out, const Workload& w, const std::vector<ModelOp>& ops);
 
 class ModelOptions {
  public:
