@@ -187,25 +187,27 @@ std::vector<std::size_t> run_pair_steps(Context& c, const std::vector<Step>& ste
 // a step that timed out on two answering nodes is tried once more.
 void link_round(Context& c, const PairList& pairs, int round) {
   const FleetPlan& plan = find_fleet_plan(c.o.suite);
+  // Each kind of step: its name (log file, manifest detail), the CSV it writes under the pair's
+  // folder, and whether the ranks of each node must be told apart as nodes on one host.
   struct Kind {
-    std::string bench, args, file, folder;
+    std::string bench, args, file, csv;
     int ranks_per_node;
+    bool per_node_ranks;
   };
-  std::vector<Kind> kinds{{c.bench_p2p, plan.link_p2p_args, "p2p", "", c.o.ranks_per_node},
-                          {c.bench_collectives, plan.link_collective_args, "collectives", "", c.o.ranks_per_node}};
-  if (c.rails > 0) kinds.push_back({c.bench_p2p, plan.link_rails_args, "rails", "rails", c.rails});
-  for (const auto& [bench, args, file, folder, ranks_per_node] : kinds) {
+  std::vector<Kind> kinds{{c.bench_p2p, plan.link_p2p_args, "p2p", "p2p.csv", c.o.ranks_per_node, false},
+                          {c.bench_collectives, plan.link_collective_args, "collectives", "collectives.csv", c.o.ranks_per_node, false}};
+  if (c.rails > 0) kinds.push_back({c.bench_p2p, plan.link_rails_args, "rails", "rails/p2p.csv", c.rails, true});
+  for (const auto& [bench, args, file, csv, ranks_per_node, per_node_ranks] : kinds) {
     std::vector<Step> steps;
     PairList run;
     for (const auto& [a, b] : pairs) {
       if (c.hung.count(a) || c.hung.count(b)) continue;
       const fs::path dir = fs::path(c.o.out_dir) / "links" / link_folder_name(a, b);
-      fs::create_directories(dir / folder);
-      const std::string csv = file == "rails" ? "p2p.csv" : file + ".csv";
-      std::string inner = bench_command(c, bench, args, dir / folder / csv);
+      fs::create_directories((dir / csv).parent_path());
+      std::string inner = bench_command(c, bench, args, dir / csv);
       // The one-host rehearsal: each "node"'s ranks pretend to be a node of their own (the rails
       // pattern pairs two nodes' ranks; on one host they would all be one node).
-      if (file == "rails" && c.o.launcher.kind == Launcher::Kind::local)
+      if (per_node_ranks && c.o.launcher.kind == Launcher::Kind::local)
         inner = "env GPUCAL_TEST_RANKS_PER_NODE=" + std::to_string(ranks_per_node) + " " + inner;
       steps.push_back({mpi_command(c.o.launcher, {a, b}, ranks_per_node, inner), (dir / (file + ".log")).string(),
                        c.o.link_timeout_s, private_tmpdir_variable(c.o.launcher)});
