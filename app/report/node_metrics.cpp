@@ -49,16 +49,16 @@ const std::vector<std::string>& fixed_metric_ids() {
 }
 }  // namespace
 
-bool is_metric_id(const std::string& id) {
-  static const std::regex numbered(R"(allreduce_busbw_gbps_n[1-9][0-9]*(_nodes[1-9][0-9]*)?|rail(0|[1-9][0-9]*)_bw_gbps)");
-  const auto& fixed = fixed_metric_ids();
-  return std::find(fixed.begin(), fixed.end(), id) != fixed.end() || std::regex_match(id, numbered);
-}
-
 int rail_of(const std::string& id) {
   static const std::regex rail(R"(rail(0|[1-9][0-9]{0,5})_bw_gbps)");
   std::smatch m;
   return std::regex_match(id, m, rail) ? std::stoi(m[1].str()) : -1;
+}
+
+bool is_metric_id(const std::string& id) {
+  static const std::regex numbered(R"(allreduce_busbw_gbps_n[1-9][0-9]*(_nodes[1-9][0-9]*)?)");
+  const auto& fixed = fixed_metric_ids();
+  return std::find(fixed.begin(), fixed.end(), id) != fixed.end() || std::regex_match(id, numbered) || rail_of(id) >= 0;
 }
 
 void check_metric_id(const std::string& what, const std::string& id) {
