@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -42,17 +40,10 @@ HealthReadings gather(const HealthOptions& o) {
   }
   HealthReadings r;
   read_sysfs_health(o.sysfs, r);
-  if (o.kernel_log.empty()) {
+  if (o.kernel_log.empty())
     read_kernel_xids(o.sysfs, r);
-  } else {
-    std::ifstream in(o.kernel_log);
-    if (!in || std::filesystem::is_directory(o.kernel_log)) throw std::invalid_argument("--kernel-log: cannot read '" + o.kernel_log + "'; give a kernel log (dmesg > FILE)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    r.xids = parse_xid_lines(text.str());
-    r.xid_read = true;
-    r.xid_source = o.kernel_log;
-  }
+  else
+    read_kernel_log_file(o.kernel_log, r);
   read_nvml_health(r);
   if (r.gpus.empty()) {  // no NVIDIA GPU: an AMD node's, through ROCm SMI
     const std::string nvml = r.gpu_source;

@@ -5,9 +5,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
+
+#include "core/output/file_io.h"
 
 namespace gpucal::check {
 
@@ -81,6 +84,20 @@ void read_kernel_xids(const std::string& sysfs_root, HealthReadings& into) {
   into.xids = parse_xid_lines(buffer);
   into.xid_read = true;
   into.xid_source = "the kernel ring buffer (klogctl), " + std::to_string(got) + " bytes";
+}
+
+void read_kernel_log_file(const std::string& path, HealthReadings& into) {
+  const std::string why = not_a_regular_file(path);  // before opening: a FIFO's open would block
+  std::ifstream in;
+  if (why.empty()) in.open(path);
+  if (!why.empty() || !in)
+    throw std::invalid_argument("--kernel-log: cannot read '" + path + "'" + (why.empty() ? "" : " (" + why + ")") +
+                                "; give a kernel log (dmesg > FILE)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  into.xids = parse_xid_lines(text.str());
+  into.xid_read = true;
+  into.xid_source = path;
 }
 
 void judge_xids(const HealthReadings& r, std::vector<HealthLine>& out) {

@@ -25,6 +25,10 @@ std::vector<XidEvent> parse_xid_lines(const std::string& log);
 // Reads the kernel ring buffer (klogctl) where `sysfs_root`/module/nvidia says the driver is loaded.
 void read_kernel_xids(const std::string& sysfs_root, HealthReadings& into);
 
+// Reads a saved kernel log (dmesg > FILE, journalctl -k: a previous boot's too) instead; throws
+// std::invalid_argument naming --kernel-log when it is not a readable regular file.
+void read_kernel_log_file(const std::string& path, HealthReadings& into);
+
 // One line per PCI address with Xids ("pass" with none), the worst Xid deciding.
 void judge_xids(const HealthReadings& r, std::vector<HealthLine>& out);
 
