@@ -256,7 +256,10 @@ void judge_against_skus(const HealthReadings& r, const std::vector<Expectations>
     std::optional<Expectations> sku;
     try {
       sku = match_sku(skus, g.name, g.api == "NVML" ? "cuda" : "hip");
-    } catch (const std::exception&) {  // several files match: the fleet's check names them
+    } catch (const std::invalid_argument& e) {  // several files match: which one counts is unknown
+      any = true;
+      out.push_back(health_line("gpu_sku", who, "not available", "-", e.what()));
+      continue;
     }
     if (!sku || (!sku->health.pcie_generation && !sku->health.nvlink_links)) continue;
     any = true;

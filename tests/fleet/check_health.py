@@ -124,6 +124,14 @@ def sku_refusals():
     line = {(l["check"], l["subject"]): l for l in json.load(open(os.path.join(WORK, "sku.json")))["lines"]}.get(("gpu_sku", "-"), {})
     check(line.get("status") == "not available" and "health.gpu_pcie.generation" in line.get("detail", ""),
           f"a bad health field in an expectations file is named, and the SKU checks are not a pass: {line}")
+    doc["health"]["gpu_pcie"]["generation"] = 5
+    for sku in ("h100_sxm", "h100_twin"):
+        doc["sku"] = sku
+        json.dump(doc, open(os.path.join(folder, sku + ".json"), "w"))
+    run = gpucal("--health-from", os.path.join(FIX, "nvml-healthy.json"), "--json", os.path.join(WORK, "sku.json"), env=env)
+    line = {(l["check"], l["subject"]): l for l in json.load(open(os.path.join(WORK, "sku.json")))["lines"]}.get(("gpu_sku", "gpu0"), {})
+    check(line.get("status") == "not available" and "matches both" in line.get("detail", ""),
+          f"a GPU two expectations files match: its SKU checks are not available, saying why: {line}")
 
 
 def xid_cases():
