@@ -11,7 +11,9 @@ std::vector<DrainAction> drain_actions(const Diagnosis& d, const std::string& fl
     if (s == d.suspects.end() || node.find("--") != std::string::npos) continue;
     const int rail = rail_of(s->metric);
     const std::string what = rail >= 0 ? "rail " + std::to_string(rail) + " slow (" + s->metric + ")"
-                                       : s->kind + (s->metric.empty() ? "" : " " + s->metric);
+                             : s->kind == "node links" && s->metric.empty()
+                                 ? "link steps failed or timed out"
+                                 : s->kind + (s->metric.empty() ? "" : " " + s->metric);
     actions.push_back(drain_action(node, "gpucal fleet " + fleet_name + ": " + what, scontrol));
   }
   return actions;

@@ -225,76 +225,160 @@ struct PairValue {
   double value;
 };
 
-void diagnose_link_metric(const std::string& id, const std::vector<PairValue>& pairs, const ExpectationsBySku& e,
-                          Diagnosis& d) {
-  const Better better = metric_kind(id).better;
-  std::map<std::string, double> capacity, by_pair;
-  std::map<std::string, int> count;
+// One link metric between the passes: its capacities ranked, its pairs to rank once every link
+// metric has named its slow nodes.
+struct LinkMetric {
+  std::string id;
+  std::vector<PairValue> pairs;
+  MetricTable cap;
+  std::set<std::string> slow_nodes;
   std::map<std::string, std::string> owner;
-  for (const auto& p : pairs) {
+  const ExpectationsBySku* floors = nullptr;  // SKU floors for a between-nodes metric, none for a node's own
+};
+
+// A node's capacity is its best pair; a node whose capacity is an outlier has every pair slow.
+LinkMetric rank_capacities(const std::string& id, std::vector<PairValue> pairs, const ExpectationsBySku& e,
+                           const ExpectationsBySku& none, Diagnosis& d) {
+  LinkMetric m{id, std::move(pairs)};
+  const Better better = metric_kind(id).better;
+  std::map<std::string, double> capacity;
+  std::map<std::string, int> count;
+  for (const auto& p : m.pairs) {
     for (const std::string& node : {p.a, p.b}) {
       auto [it, fresh] = capacity.try_emplace(node, p.value);
       if (!fresh) it->second = better == Better::higher ? std::max(it->second, p.value) : std::min(it->second, p.value);
       ++count[node];
-      owner[node] = node;
+      m.owner[node] = node;
     }
-    by_pair[link_folder_name(p.a, p.b)] = p.value;
-    owner[link_folder_name(p.a, p.b)] = p.a;
+    m.owner[link_folder_name(p.a, p.b)] = p.a;
   }
-  MetricTable cap = rank_metric(id, better, capacity, std::nullopt, d.options);
-  const ExpectationsBySku none;
-  const ExpectationsBySku& link_floors = between_nodes(id) ? e : none;
+  m.cap = rank_metric(id, better, capacity, std::nullopt, d.options);
+  m.floors = between_nodes(id) ? &e : &none;
   const bool has_floor = std::any_of(e.by_node.begin(), e.by_node.end(), [&](const auto& x) {
-    const auto m = x.second.metrics.find(id);
-    return m != x.second.metrics.end() && m->second.floor.value;
+    const auto f = x.second.metrics.find(id);
+    return f != x.second.metrics.end() && f->second.floor.value;
   });
   if (!between_nodes(id) && has_floor)
     d.notes.push_back(id + ": the pairs measured a node's own quantity (both ranks on one host); its node floor is not "
                       "applied to pairs, which are ranked against each other only");
-  apply_floors(cap, link_floors, owner);
-  // Nodes already named (a slow node metric, hung, failed, ...) explain their slow pairs: a CPU
-  // held back slows its links too, so their pairs are neither the healthy reference nor a link
-  // fault of their own (a note says which pair was slow).
-  std::set<std::string> named_nodes;
-  for (const Suspect& s : d.suspects)
-    if (s.kind != "link" && s.kind != "group" && s.kind != "phase") named_nodes.insert(s.subject);
+  apply_floors(m.cap, *m.floors, m.owner);
   // On a rail metric, a node whose every pair is slow has a bad rail: its rank (GPU) of that index,
   // or the NIC, cable or switch port that rank's traffic takes.
   const int rail = rail_of(id);
   const std::string rail_words = rail < 0 ? "" : "rail " + std::to_string(rail) + " (its rank " + std::to_string(rail) +
                                                      " on the node: GPU " + std::to_string(rail) + " and its NIC): ";
-  std::set<std::string> slow_nodes;
-  for (const Ranked& r : cap.rows)
+  for (const Ranked& r : m.cap.rows)
     if (r.suspect) {
-      slow_nodes.insert(r.subject);
+      m.slow_nodes.insert(r.subject);
       const std::string all = count[r.subject] == 1 ? "its only measured pair is slow (node or link: one pair cannot tell): "
                                                     : "all " + std::to_string(count[r.subject]) + " of its pairs slow, best pair ";
-      d.suspects.push_back(suspect_of(r, cap, rail < 0 ? "node links" : "rail",
-                                      rail_words + all + format_value(r.value) + " " + cap.unit + ": "));
+      d.suspects.push_back(suspect_of(r, m.cap, rail < 0 ? "node links" : "rail",
+                                      rail_words + all + format_value(r.value) + " " + m.cap.unit + ": "));
     }
-  // Pairs against the pairs between nodes that are not slow: a node's best pair is above its typical
-  // pair, so the capacities' median would make ordinary pairs look slow.
+  return m;
+}
+
+using NodePair = std::pair<std::string, std::string>;
+// A slow or failing pair before nodes are told apart from links: its suspect as a link, and what
+// it says in a node's reason.
+struct LinkFinding {
+  Suspect as_link;
+  std::string text;
+};
+using LinkFindings = std::map<NodePair, std::vector<LinkFinding>>;
+
+// Pairs against the pairs between nodes that are not named: a node's best pair is above its typical
+// pair, so the capacities' median would make ordinary pairs look slow. Nodes already named (by any
+// metric: a slow node figure, hung, failed, a slow capacity) explain their slow pairs: a CPU held
+// back slows its links too, so those pairs are neither the reference nor findings (a note says which).
+void rank_pairs(LinkMetric& m, const std::set<std::string>& named, Diagnosis& d, LinkFindings& findings) {
+  std::map<std::string, double> by_pair;
   std::vector<double> healthy;
-  auto explained = [&](const std::string& n) { return slow_nodes.count(n) > 0 || named_nodes.count(n) > 0; };
-  for (const auto& p : pairs)
-    if (!explained(p.a) && !explained(p.b)) healthy.push_back(p.value);
-  const auto pair_reference = static_cast<int>(healthy.size()) >= d.options.min_count ? reference_of(healthy) : cap.reference;
-  MetricTable pair_table = rank_metric(id, better, by_pair, pair_reference, d.options);
-  apply_floors(pair_table, link_floors, owner);
+  for (const auto& p : m.pairs) {
+    by_pair[link_folder_name(p.a, p.b)] = p.value;
+    if (!named.count(p.a) && !named.count(p.b)) healthy.push_back(p.value);
+  }
+  const auto reference = static_cast<int>(healthy.size()) >= d.options.min_count ? reference_of(healthy) : m.cap.reference;
+  MetricTable pair_table = rank_metric(m.id, metric_kind(m.id).better, by_pair, reference, d.options);
+  apply_floors(pair_table, *m.floors, m.owner);
   for (const Ranked& r : pair_table.rows) {
     const auto dash = r.subject.find("--");
-    const std::string a = r.subject.substr(0, dash), b = r.subject.substr(dash + 2);
-    if (!r.suspect || slow_nodes.count(a) || slow_nodes.count(b)) continue;
-    if (named_nodes.count(a) || named_nodes.count(b)) {
-      d.notes.push_back(id + ": pair " + r.subject + " slow (" + format_value(r.value) + " " + pair_table.unit +
-                        "), not named as a link: " + (named_nodes.count(a) ? a : b) + " is already a suspect node");
+    std::string a = r.subject.substr(0, dash), b = r.subject.substr(dash + 2);
+    if (!r.suspect || m.slow_nodes.count(a) || m.slow_nodes.count(b)) continue;
+    if (named.count(a) || named.count(b)) {
+      d.notes.push_back(m.id + ": pair " + r.subject + " slow (" + format_value(r.value) + " " + pair_table.unit +
+                        "), not named as a link: " + (named.count(a) ? a : b) + " is already a suspect node");
       continue;
     }
-    d.suspects.push_back(suspect_of(r, pair_table, "link", "one pair slow while " + a + " and " + b +
-                                                               " reach the fleet median with their other pairs: "));
+    if (b < a) std::swap(a, b);
+    findings[{a, b}].push_back({suspect_of(r, pair_table, "link", "one pair slow while " + a + " and " + b +
+                                                                      " reach the fleet median with their other pairs: "),
+                                m.id + " " + format_value(r.value) + " " + pair_table.unit + ", " + reason_of(r, pair_table)});
   }
-  d.capacity_tables.push_back(std::move(cap));
+  d.capacity_tables.push_back(std::move(m.cap));
   d.pair_tables.push_back(std::move(pair_table));
+}
+
+// Link steps that failed or timed out (a crash, a hang the timeout ended, its retry): findings of
+// their pair, not only notes. An operator's interrupt is none.
+void failing_link_steps(const FleetDir& f, const std::set<std::string>& named, LinkFindings& findings) {
+  if (!f.manifest.is_object() || !f.manifest.contains("steps") || !f.manifest["steps"].is_array()) return;
+  std::map<NodePair, std::string> failing;  // pair -> "what status, ..."
+  for (const auto& s : f.manifest["steps"]) {
+    if (!s.is_object() || s.value("phase", "") != "link" || !s.contains("nodes") || !s["nodes"].is_array() ||
+        s["nodes"].size() != 2 || !s["nodes"][0].is_string() || !s["nodes"][1].is_string())
+      continue;
+    const std::string status = s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "";
+    if (status == "ok" || status == "interrupted") continue;
+    const std::string what = s.contains("detail") && s["detail"].is_string() ? s["detail"].get<std::string>() : "";
+    auto a = s["nodes"][0].get<std::string>(), b = s["nodes"][1].get<std::string>();
+    if (b < a) std::swap(a, b);
+    if (named.count(a) || named.count(b)) continue;  // the node's own finding says why
+    std::string& text = failing[{a, b}];
+    text += (text.empty() ? "" : ", ") + (what.empty() ? "" : what + " ") + (status.empty() ? "no status" : status);
+  }
+  for (const auto& [pair, text] : failing)
+    findings[pair].push_back({{.subject = link_folder_name(pair.first, pair.second),
+                               .kind = "link",
+                               .reason = "its link steps failed or timed out (" + text + ")"},
+                              "steps " + text});
+}
+
+// The slow and failing pairs, told apart: a node in such pairs with two or more peers is the likelier
+// fault than each of those links (a lossy port, a NIC that resets), named as the node (first the
+// one with the most such peers), and the pairs it explains are not named again; every other such
+// pair is a link suspect.
+void name_link_findings(LinkFindings findings, Diagnosis& d) {
+  while (true) {
+    std::map<std::string, int> peers;
+    for (const auto& [pair, what] : findings) ++peers[pair.first], ++peers[pair.second];
+    std::string node;
+    int most = 1;
+    for (const auto& [n, c] : peers)
+      if (c > most) node = n, most = c;
+    if (node.empty()) break;
+    Suspect s{.subject = node, .kind = "node links"};
+    std::string sep;
+    s.reason = "slow or failing with " + std::to_string(most) + " of its peers, the node they share (";
+    for (auto it = findings.begin(); it != findings.end();) {
+      if (it->first.first != node && it->first.second != node) {
+        ++it;
+        continue;
+      }
+      const std::string peer = it->first.first == node ? it->first.second : it->first.first;
+      for (const LinkFinding& x : it->second) {
+        const Suspect& l = x.as_link;
+        if (s.metric.empty()) s.metric = l.metric, s.unit = l.unit, s.value = l.value, s.median = l.median;
+        s.reason += sep + peer + ": " + x.text;
+        sep = "; ";
+      }
+      it = findings.erase(it);
+    }
+    s.reason += ")";
+    d.suspects.push_back(std::move(s));
+  }
+  for (const auto& [pair, what] : findings)
+    for (const LinkFinding& x : what) d.suspects.push_back(x.as_link);
 }
 
 void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d) {
@@ -304,8 +388,17 @@ void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d)
     if (p.status != "ok" && p.status != "not measured")
       d.notes.push_back("pair " + link_folder_name(p.a, p.b) + ": " + p.status + (p.detail.empty() ? "" : ": " + p.detail));
   }
-  for (const auto& [id, pairs] : by_metric)
-    if (!d.options.ignored(id)) diagnose_link_metric(id, pairs, e, d);
+  const ExpectationsBySku none;
+  std::vector<LinkMetric> metrics;
+  for (auto& [id, pairs] : by_metric)
+    if (!d.options.ignored(id)) metrics.push_back(rank_capacities(id, std::move(pairs), e, none, d));
+  std::set<std::string> named;
+  for (const Suspect& s : d.suspects)
+    if (s.kind != "link" && s.kind != "group" && s.kind != "phase") named.insert(s.subject);
+  LinkFindings findings;
+  for (auto& m : metrics) rank_pairs(m, named, d, findings);
+  failing_link_steps(f, named, findings);
+  name_link_findings(std::move(findings), d);
 }
 
 void diagnose_groups(const FleetDir& f, Diagnosis& d) {

@@ -10,7 +10,10 @@
 // Links: a node's link capacity is its best pair. A node whose best pair is an outlier has all
 // its pairs slow: a node fault. A slow pair between two nodes whose capacities are normal is a
 // link fault. Pairs are ranked against the pairs between nodes that are not slow: each slow node
-// slows N-1 pairs, which would move the median of all pairs.
+// slows N-1 pairs, which would move the median of all pairs. A node named by any metric explains
+// its pairs in every metric. Link steps that failed or timed out are findings of their pair; a
+// node in slow or failing pairs with two or more peers is named as the node (a lossy port shows
+// in some pairs' latency, some pairs' bandwidth, some steps' failures), not as each link.
 #pragma once
 #include <map>
 #include <optional>

@@ -9,10 +9,12 @@
 #   local_cluster.sh health NODE COMMAND...
 #                                   what NODE's Slurm HealthCheckProgram runs from now on (every
 #                                   $GPUCAL_CLUSTER_HEALTH_INTERVAL s, default 60; before, it passes)
-#   local_cluster.sh fault link NODE RATE | rail NODE RAIL RATE | cpu NODE PERCENT | stop NODE | clear
+#   local_cluster.sh fault link NODE RATE | rail NODE RAIL RATE | loss NODE PERCENT | cpu NODE PERCENT
+#                         | stop NODE | clear
 #                                   plant a fault: rate-limit NODE's veth (tc tbf), or only the
-#                                   traffic of its RAIL-th rank of a job step (the ports below), cap
-#                                   its CPU (cgroup v1 cpu.cfs_quota_us), SIGSTOP everything in it
+#                                   traffic of its RAIL-th rank of a job step (the ports below), drop
+#                                   PERCENT of its packets each way (nftables), cap its CPU (cgroup v1
+#                                   cpu.cfs_quota_us), SIGSTOP everything in it
 # Rails: each task of a step gets MPI TCP ports by its index on the node (Slurm's TaskProlog sets
 # Open MPI's btl_tcp_port_min_v4 to 20480 + 128 x SLURM_LOCALID, 128 ports), standing in for the
 # NIC of each GPU, so one rank's path can be shaped alone.
@@ -267,6 +269,19 @@ fault_rail() {
   done
 }
 
+# A lossy port: every packet into or out of the node dropped with probability PERCENT / 100
+# (nftables' numgen in its namespace; this kernel has nf_tables and numgen, not netem).
+fault_loss() {
+  local i; i=$(node_index "$1")
+  command -v nft >/dev/null || skip "no nft (Debian's nftables)"
+  ip netns exec "$(netns_of "$i")" nft -f - <<NFT
+table inet ${PREFIX}_loss {
+  chain in { type filter hook input priority 0; numgen random mod 100 < $2 drop; }
+  chain out { type filter hook output priority 0; numgen random mod 100 < $2 drop; }
+}
+NFT
+}
+
 # slurmd's cgroup: every step it starts afterwards (proctrack/pgid leaves them there) inherits it.
 fault_cpu() {
   local i name; i=$(node_index "$1"); name=$(node_name "$i")
@@ -289,6 +304,7 @@ clear_faults() {
   for ((i = 1; i <= n; i++)); do
     tc qdisc del dev "${PREFIX}veth$i" root 2>/dev/null || true
     tc -n "$(netns_of "$i")" qdisc del dev eth0 root 2>/dev/null || true
+    ip netns exec "$(netns_of "$i")" nft delete table inet "${PREFIX}_loss" 2>/dev/null || true
     local group="$CGROUP_CPU/${PREFIX}-$(node_name "$i")"
     if [ -d "$group" ]; then
       for pid in $(cat "$group/cgroup.procs"); do echo "$pid" > "$CGROUP_CPU/cgroup.procs" 2>/dev/null || true; done
@@ -309,10 +325,11 @@ case "${1:-}" in
     case "${2:-}" in
       link) fault_link "$3" "$4" ;;
       rail) fault_rail "$3" "$4" "$5" ;;
+      loss) fault_loss "$3" "$4" ;;
       cpu) fault_cpu "$3" "$4" ;;
       stop) fault_stop "$3" ;;
       clear) clear_faults ;;
-      *) die "fault: expected link NODE RATE | rail NODE RAIL RATE | cpu NODE PERCENT | stop NODE | clear" ;;
+      *) die "fault: expected link NODE RATE | rail NODE RAIL RATE | loss NODE PERCENT | cpu NODE PERCENT | stop NODE | clear" ;;
     esac ;;
-  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|rail|cpu|stop|clear ..." >&2; exit 2 ;;
+  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|rail|loss|cpu|stop|clear ..." >&2; exit 2 ;;
 esac

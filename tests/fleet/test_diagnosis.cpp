@@ -212,6 +212,68 @@ TEST(Diagnosis, ASlowPairOfANamedNodeIsANoteNotALinkFault) {
   EXPECT_EQ(healthy_ends.suspect_links(), std::vector<std::string>{"b--c"});
 }
 
+// Link steps that failed or timed out are findings: a node failing with two peers (a lossy port)
+// is named as the node, not as its peers' links; a pair failing alone is a link; a node already
+// named explains its own failing pairs; a step interrupted by the operator is no finding.
+TEST(Diagnosis, FailingLinkStepsNameTheCommonNodeOrTheLink) {
+  const std::vector<std::string> names{"n1", "n2", "n3", "n4", "n5", "n6"};
+  const auto pairs = all_pairs(names, [](const std::string&, const std::string&) { return 45.0; });
+  std::map<std::string, std::map<std::string, double>> nodes;
+  for (const auto& n : names) nodes[n] = {};
+  FleetDir f = fleet_of(nodes, pairs);
+  auto step = [](const std::string& a, const std::string& b, const std::string& detail, const std::string& status) {
+    return nlohmann::json{{"phase", "link"}, {"nodes", {a, b}}, {"detail", detail}, {"status", status}};
+  };
+  f.manifest = {{"steps",
+                 {step("n2", "n3", "collectives", "timed out"), step("n2", "n3", "collectives (second try)", "timed out"),
+                  step("n1", "n2", "p2p", "failed"), step("n2", "n4", "p2p", "ok"), step("n5", "n6", "rails", "failed"),
+                  step("n1", "n4", "p2p", "interrupted"), step("n6", "n5", "p2p", "ok")}}};
+  const Diagnosis d = diagnose(f, no_expectations());
+  EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"n2"});
+  EXPECT_EQ(d.suspect_links(), std::vector<std::string>{"n5--n6"});
+  const auto n2 = std::find_if(d.suspects.begin(), d.suspects.end(), [](const Suspect& s) { return s.subject == "n2"; });
+  ASSERT_NE(n2, d.suspects.end());
+  EXPECT_EQ(n2->kind, "node links");
+  EXPECT_EQ(n2->reason,
+            "slow or failing with 2 of its peers, the node they share (n1: steps p2p failed; n3: steps collectives "
+            "timed out, collectives (second try) timed out)");
+  EXPECT_EQ(drain_actions(d, "f", "scontrol").at(0).reason, "gpucal fleet f: link steps failed or timed out");
+  // n2 already named (its node step failed): its pairs are its own; n5--n6 stays a link.
+  f.nodes[1].status = "failed";
+  const Diagnosis named = diagnose(f, no_expectations());
+  EXPECT_EQ(named.suspect_nodes(), std::vector<std::string>{"n2"});
+  EXPECT_EQ(named.suspects.front().kind, "failed");
+  EXPECT_EQ(named.suspect_links(), std::vector<std::string>{"n5--n6"});
+}
+
+// A lossy port (a recorded local run, 3% of one node's packets dropped each way): the median
+// half round trip of two of its three pairs is 5-6 ms against 8-12 us, and its third is normal,
+// so its capacity (best pair) is; the bandwidth of a third pair is slow. Every slow pair shares
+// the node: it is named once, as the node, and none of its peers' links.
+TEST(Diagnosis, SlowPairsSharingOneNodeNameTheNodeAcrossMetrics) {
+  const std::map<std::pair<std::string, std::string>, std::map<std::string, double>> pairs{
+      {{"g1", "g2"}, {{"internode_latency_us", 4940}, {"internode_bw_gbps", 0.0132}}},
+      {{"g1", "g3"}, {{"internode_latency_us", 11.7}, {"internode_bw_gbps", 1.13}}},
+      {{"g1", "g4"}, {{"internode_latency_us", 8.03}, {"internode_bw_gbps", 3.17}}},
+      {{"g2", "g3"}, {{"internode_latency_us", 10.5}, {"internode_bw_gbps", 1.41}}},
+      {{"g2", "g4"}, {{"internode_latency_us", 6120}, {"internode_bw_gbps", 2.79}}},
+      {{"g3", "g4"}, {{"internode_latency_us", 8.0}, {"internode_bw_gbps", 3.28}}}};
+  DiagnosisOptions o = no_expectations();
+  o.min_deviation = 0.5;
+  const Diagnosis d = diagnose(fleet_of({{"g1", {}}, {"g2", {}}, {"g3", {}}, {"g4", {}}}, pairs), o);
+  EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"g2"});
+  EXPECT_TRUE(d.suspect_links().empty());
+  ASSERT_EQ(d.suspects.size(), 1u);
+  EXPECT_EQ(d.suspects[0].kind, "node links");
+  EXPECT_NE(d.suspects[0].reason.find("with 2 of its peers"), std::string::npos) << d.suspects[0].reason;
+  // One slow pair alone stays a link.
+  auto one = pairs;
+  one[{"g2", "g4"}]["internode_latency_us"] = 9;
+  const Diagnosis single = diagnose(fleet_of({{"g1", {}}, {"g2", {}}, {"g3", {}}, {"g4", {}}}, one), o);
+  EXPECT_TRUE(single.suspect_nodes().empty());
+  EXPECT_EQ(single.suspect_links().size(), 2u);  // g1--g2 by latency and by bandwidth
+}
+
 TEST(Diagnosis, TwoSlowNodesOfSixDoNotMoveThePairReference) {
   const std::vector<std::string> names{"n1", "n2", "n3", "n4", "n5", "n6"};
   const auto pairs = all_pairs(names, [](const std::string& x, const std::string& y) {
