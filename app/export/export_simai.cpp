@@ -246,13 +246,14 @@ ExportReport export_simai(const json&, const ExportSettings& settings, const std
   step_lines(p, lines);
   for (const Block& b : blocks_of(p)) block_lines(b, lines);
   const std::string description = describe_step(*w, p.workload);
-  const predict::Breakdown b = predicted_breakdown(*w, p);
+  const predict::Breakdown b = predicted_breakdown(*w, p, programs);
   report.notes.push_back("the step: " + description + "; the lines are pipeline stage " + std::to_string(stage) +
                          "'s (--pp-stage), " + std::to_string(lines.size()) + " lines");
   report.notes.push_back("gpucal predict's step time for it: " + format_number(b.step_s * 1e3) +
                          " ms; SimAI-Analytical's total = compute + exposed collectives + bubble (pp - 1) / (ga x "
                          "vpp) x (the lines' compute and forward/input-gradient collectives) + 2 x vpp x ga "
-                         "pipeline messages at PP busbw, the same form");
+                         "pipeline messages at PP busbw: predict's form when the stages are equal (predict prices "
+                         "the bubble from every stage, SimAI from this one)");
   report.notes.push_back("busbw.yaml: per group and collective, sum(S x bus factor) / sum(time) of the step's "
                          "operations of that kind, in GiB/s (SimAI divides bytes by 2^30); EP's allreduce and "
                          "allgather are the expert-DP group's, its alltoall the EP group's");

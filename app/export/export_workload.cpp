@@ -54,11 +54,25 @@ std::string describe_step(const ExportWorkload& w, const model::Workload& stage)
   return s.str();
 }
 
-predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage) {
+namespace {
+// The stage's derived operations: the interleaved schedule's added messages come last.
+std::vector<predict::CostedOp> costed_ops(const StageProgram& stage) {
   std::vector<predict::CostedOp> costed;
-  for (std::size_t i = 0; i < stage.workload.ops.size(); ++i)
-    costed.push_back({&stage.workload.ops[i], stage.ops[i].time_us});
-  return predict::compute_breakdown(costed, stage.workload, w.options.overlap, w.options.schedule, 0);
+  const std::size_t derived = stage.ops.size() - stage.added_roles.size();
+  for (std::size_t i = 0; i < derived; ++i) costed.push_back({&stage.ops[i].op, stage.ops[i].time_us});
+  return costed;
+}
+}  // namespace
+
+predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage,
+                                       const std::vector<StageProgram>& programs) {
+  const auto& o = w.options;
+  std::vector<predict::StageTime> pipeline;
+  if (programs.size() > 1)
+    for (const StageProgram& p : programs)
+      pipeline.push_back(
+          predict::stage_time(predict::compute_breakdown(costed_ops(p), p.workload, o.overlap, o.schedule, 0)));
+  return predict::compute_breakdown(costed_ops(stage), stage.workload, o.overlap, o.schedule, 0, pipeline);
 }
 
 }  // namespace gpucal::calibration

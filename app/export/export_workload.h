@@ -40,8 +40,9 @@ std::string describe_step(const ExportWorkload& w, const model::Workload& stage)
 
 // The breakdown `gpucal predict` computes for the stage (its step time, for the notes and the
 // consistency checks): the stage's derived operations only (not the interleaved schedule's
-// added messages).
-predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage);
+// added messages), its bubble priced from every stage of `programs` (stage_programs: all of them).
+predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage,
+                                       const std::vector<StageProgram>& programs);
 
 // Durations in whole units (Chakra's microseconds, SimAI's nanoseconds), each rounded so that
 // the sum written is the exact running sum rounded: the rounding error is carried to the next

@@ -130,9 +130,8 @@ void print_table(const Prediction& p, const model::Workload& w, bool per_op) {
                                          : percent(b["mfu"].get<double>());
   if (mfu.size() < 10) mfu.insert(0, 10 - mfu.size(), ' ');
   if (!b["mfu"].is_null()) mfu += " of " + calibration::significant(d["policy"]["peak_tflops"].get<double>(), 4) + " TFLOP/s";
-  std::ostringstream fraction;
-  fraction << b["bubble"]["fraction_of_pipeline"].get<double>();
-  std::cout << label("  pipeline bubble (" + fraction.str() + " of " + ms(b["pipeline_s"], 0) + ")")
+  const std::string fraction = calibration::significant(b["bubble"]["fraction_of_pipeline"].get<double>(), 3);
+  std::cout << label("  pipeline bubble (" + fraction + " of " + ms(b["pipeline_s"], 0) + ")")
             << ms(b["bubble"]["time_s"]) << " " << pct(b["bubble"]["time_s"], step) << "\n"
             << label("  step time") << ms(step) << "          " << prov(b["step"]) << "\n"
             << label("  step interval") << ms(b["step"]["interval"]["lo_s"]) << " .." << ms(b["step"]["interval"]["hi_s"])
@@ -213,7 +212,7 @@ int PredictCommand::run() {
     if (!sweep.empty()) return run_sweep(cal, results, backend, out);  // a coster per worker
     const OpCoster coster(results, cal, options.cost);
     const model::Workload w = flags.derive(backend);
-    Prediction p = predict_step(coster, cal, w, options);
+    Prediction p = predict_step(coster, cal, flags.spec(), w, options);
     const bool compared = compare_measured_step(p, results_dir + "/step.csv", w);
     if (measure_step && !compared)
       throw PredictError("--measure-step: no ok row for this model and layout in " + results_dir +

@@ -115,7 +115,11 @@ json policy_json(const PredictOptions& options, const Peak& peak) {
 
 // How each figure of the breakdown is made.
 json conventions_json() {
-  return {{"bubble", "bubble_s = (pp - 1) / (micro_batches x virtual_stages) x pipeline_s"},
+  return {{"bubble",
+           "bubble_s = the pipeline's time - pipeline_s; the pipeline's time = micro_batches x t_max + (sum over "
+           "stages of t'_s - t_max) / virtual_stages, t_s a stage's pipeline time per micro-batch, t'_s with its pp "
+           "messages halved (each message once), t_max the slowest stage's; (pp - 1) / (micro_batches x "
+           "virtual_stages) x pipeline_s when the stages are equal and messages free"},
           {"pipeline", "pipeline_s = per-micro-batch compute + exposed tp, pp, cp, ep and ZeRO-3 messages"},
           {"step", "step_s = pipeline_s + bubble_s + per-step compute (optimizer) + per-step messages - hidden dp"},
           {"overlap_tp", "hidden tp = min(tp messages in the pipeline, GEMM time)"},
@@ -161,10 +165,64 @@ json breakdown_json(const Breakdown& b, Tallies& tallies) {
 }
 
 
+// The pipeline's stages, each costed three ways as the rank's: its time, and the low and high
+// ends of its ops' intervals (step_time.h's StageTime). A stage is derived once per kind: whether
+// it holds the embedding or the loss, and its dense and MoE layers.
+struct PipelineStages {
+  std::vector<StageTime> point, lo, hi;
+};
+
+PipelineStages pipeline_stages(const OpCoster& coster, const model::ModelSpec& spec, const model::Workload& w,
+                               const PredictOptions& options, const CostedSets& own, std::vector<std::string>& missing) {
+  PipelineStages out;
+  const int64_t pp = w.layout.pp;
+  if (pp <= 1) return out;
+  auto add = [&](const model::Workload& stage, const CostedSets& costed, int64_t count) {
+    const auto& o = options;
+    out.point.push_back(stage_time(compute_breakdown(costed.point, stage, o.overlap, o.schedule, 0)));
+    out.lo.push_back(stage_time(compute_breakdown(costed.lo, stage, o.overlap, o.schedule, 0)));
+    out.hi.push_back(stage_time(compute_breakdown(costed.hi, stage, o.overlap, o.schedule, 0)));
+    for (auto* set : {&out.point, &out.lo, &out.hi}) set->back().stages = count;
+  };
+  using Kind = std::array<int64_t, 4>;  // first, last, dense layers, MoE layers
+  auto kind_of = [](const model::StepFacts& f) {
+    return Kind{f.first_stage ? 1 : 0, f.last_stage ? 1 : 0, f.dense_layers, f.moe_layers};
+  };
+  std::map<Kind, std::pair<int64_t, int64_t>> kinds;  // kind -> (a stage of it, how many)
+  const Kind own_kind = kind_of(w.facts);
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    model::ParallelLayout l = w.layout;
+    l.pp_stage = stage;
+    // The first and the last stage are kinds of their own (the rank's facts, when it is one).
+    const Kind kind = stage == w.facts.stage ? own_kind
+                      : stage == 0           ? Kind{1, 0, -1, -1}
+                      : stage == pp - 1      ? Kind{0, 1, -1, -1}
+                                             : kind_of(model::derive_facts(w.model, l));
+    auto [it, added] = kinds.try_emplace(kind, stage, 0);
+    ++it->second.second;
+  }
+  for (const auto& [kind, at] : kinds) {
+    if (kind == own_kind) {
+      add(w, own, at.second);
+      continue;
+    }
+    model::ParallelLayout l = w.layout;
+    l.pp_stage = at.first;
+    const model::Workload stage = model::derive_workload(spec, l);
+    CostedSets costed;
+    Tallies unused;
+    std::vector<std::string> left_out;
+    cost_ops(coster, stage, costed, unused, left_out, false);
+    for (const auto& m : left_out) missing.push_back("pipeline stage " + std::to_string(at.first) + ": " + m);
+    add(stage, costed, at.second);
+  }
+  return out;
+}
+
 json step_interval_json(const CostedSets& costed, const model::Workload& w, const PredictOptions& options,
-                        double peak_tflops) {
-  const Breakdown lo = compute_breakdown(costed.lo, w, options.overlap, options.schedule, peak_tflops);
-  const Breakdown hi = compute_breakdown(costed.hi, w, options.overlap, options.schedule, peak_tflops);
+                        double peak_tflops, const PipelineStages& stages) {
+  const Breakdown lo = compute_breakdown(costed.lo, w, options.overlap, options.schedule, peak_tflops, stages.lo);
+  const Breakdown hi = compute_breakdown(costed.hi, w, options.overlap, options.schedule, peak_tflops, stages.hi);
   return {{"lo_s", lo.step_s},
           {"hi_s", hi.step_s},
           {"rule", kStepIntervalRule},
@@ -180,18 +238,19 @@ const char* const kStepIntervalRule =
     "p10..p90, a collective's or p2p message's 90% conformal interval, a GEMM priced by the surface its held-out "
     "p90 error widened per octave outside the measured shapes, or none (counted at its time: other compute tables)";
 
-Prediction predict_step(const OpCoster& coster, const json& calibration, const model::Workload& w,
-                        const PredictOptions& options) {
+Prediction predict_step(const OpCoster& coster, const json& calibration, const model::ModelSpec& spec,
+                        const model::Workload& w, const PredictOptions& options) {
   validate_schedule(options.schedule, w);
   Prediction out;
   CostedSets costed;
   Tallies tallies;
   const json ops = cost_ops(coster, w, costed, tallies, out.missing, options.ops_in_document);
+  const PipelineStages stages = pipeline_stages(coster, spec, w, options, costed, out.missing);
   if (!out.missing.empty() && !options.allow_missing)
     throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
                        out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
   const Peak peak = peak_of(options, calibration, to_string(w.layout.dtype));
-  out.breakdown = compute_breakdown(costed.point, w, options.overlap, options.schedule, peak.tflops);
+  out.breakdown = compute_breakdown(costed.point, w, options.overlap, options.schedule, peak.tflops, stages.point);
   json doc;
   if (options.ops_in_document) {  // else the breakdown alone: a sweep's row
     doc["schema_version"] = 1;
@@ -204,7 +263,7 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
     doc["ops"] = ops;
   }
   doc["breakdown"] = breakdown_json(out.breakdown, tallies);
-  doc["breakdown"]["step"]["interval"] = step_interval_json(costed, w, options, peak.tflops);
+  doc["breakdown"]["step"]["interval"] = step_interval_json(costed, w, options, peak.tflops, stages);
   doc["missing"] = out.missing;
   if (!out.missing.empty()) {
     // Operations left out (--allow-missing): the step time lacks them, so no throughput is read

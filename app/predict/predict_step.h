@@ -40,8 +40,11 @@ class PredictError : public std::runtime_error {
 // predicted_over_measured}). Returns false when the file or such a row is absent.
 bool compare_measured_step(Prediction& p, const std::string& step_csv, const model::Workload& w);
 
-Prediction predict_step(const OpCoster& coster, const nlohmann::json& calibration, const model::Workload& w,
-                        const PredictOptions& options);
+// `spec`: the model as given (before --scale and --layers), from which w and the pipeline's other
+// stages are derived; with pp > 1 every stage is costed (the bubble is priced stage by stage,
+// step_time.h), and an op another stage cannot cost is missing as "pipeline stage N: ...".
+Prediction predict_step(const OpCoster& coster, const nlohmann::json& calibration, const model::ModelSpec& spec,
+                        const model::Workload& w, const PredictOptions& options);
 
 // How breakdown.step.interval is made (its `rule`; a sweep states it once, in `policy`).
 extern const char* const kStepIntervalRule;

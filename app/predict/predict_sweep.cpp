@@ -100,7 +100,7 @@ SweepAnswer predict_layout(const OpCoster& coster, const json& cal, const model:
                            const model::ParallelLayout& l, const PredictOptions& options) {
   try {
     const model::Workload w = model::derive_workload(spec, l);
-    Prediction p = predict_step(coster, cal, w, options);
+    Prediction p = predict_step(coster, cal, spec, w, options);
     Ranked r;
     r.layout = l;
     r.layout.seq = w.facts.seq;

@@ -1,6 +1,7 @@
 #include "app/predict/step_time.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/errors.h"
 
@@ -85,8 +86,31 @@ void validate_schedule(const Schedule& schedule, const model::Workload& w) {
   }
 }
 
+StageTime stage_time(const Breakdown& b) {
+  const auto pp = b.comm_s.find("pp");
+  return {b.pipeline_s, pp == b.comm_s.end() ? 0.0 : pp->second, 1};
+}
+
+namespace {
+// The whole pipeline's time for m micro-batches with v virtual stages (step_time.h): m x t_max +
+// (sum of t'_s - t_max) / v, from per-step figures (t_s = pipeline_s / m).
+double pipeline_time(const std::vector<StageTime>& pipeline, int64_t pp, int64_t m, int64_t v) {
+  double fill = 0, slowest = 0;
+  int64_t count = 0;
+  for (const StageTime& s : pipeline) {
+    fill += static_cast<double>(s.stages) * (s.pipeline_s - 0.5 * s.pp_s);
+    slowest = std::max(slowest, s.pipeline_s);
+    count += s.stages;
+  }
+  if (count != pp)
+    throw std::logic_error("pipeline stages: " + std::to_string(count) + " given for pp " + std::to_string(pp));
+  const double md = static_cast<double>(m);
+  return slowest + (fill - slowest) / (md * static_cast<double>(v));
+}
+}  // namespace
+
 Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workload& w, const OverlapPolicy& policy,
-                            const Schedule& schedule, double peak_tflops) {
+                            const Schedule& schedule, double peak_tflops, const std::vector<StageTime>& pipeline) {
   validate_schedule(schedule, w);
   const int64_t pp = w.layout.pp, m = w.facts.micro_batches;
   const int64_t v = schedule.name == "interleaved" ? schedule.virtual_stages : 1;
@@ -125,8 +149,13 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
   const double pipeline_comm_exposed = pipeline_comm - (b.comm_hidden_s["tp"] + hidden_zero3);
 
   b.pipeline_s = b.compute_pipeline_s + pipeline_comm_exposed;
-  b.bubble_fraction = static_cast<double>(pp - 1) / static_cast<double>(m * v);
-  b.bubble_s = b.bubble_fraction * b.pipeline_s;
+  if (pp > 1 && m > 0) {
+    StageTime own = stage_time(b);
+    own.stages = pp;
+    b.bubble_s = std::max(0.0, pipeline_time(pipeline.empty() ? std::vector<StageTime>{own} : pipeline, pp, m, v) -
+                                   b.pipeline_s);
+    b.bubble_fraction = b.pipeline_s > 0 ? b.bubble_s / b.pipeline_s : 0;
+  }
 
   double hidden_dp_grad = 0;
   if (policy.dp && m > 0)

@@ -16,11 +16,17 @@
 //       gradient reduce-scatters hide under the pipeline's compute left over by tp:
 //       hidden_zero3 = min(zero3, compute_pipeline - hidden_tp).
 //   pp, cp, ep messages are exposed (counted in full).
-// Pipeline: pipeline_time = compute_pipeline + exposed pipeline comm (tp, pp, cp, ep, zero3);
-//   bubble = (pp - 1) / (m x v) x pipeline_time, m micro-batches, v virtual stages per rank
-//   (1F1B: v = 1; interleaved: v > 1, m a multiple of pp). (Narayanan et al., SC'21, eq. 1/2:
-//   bubble fraction (p-1)/m of the ideal time, divided by v when interleaved.)
-// step_time = pipeline_time + bubble + per-step compute + per-step comm - hidden_dp.
+// Pipeline: pipeline_time = compute_pipeline + exposed pipeline comm (tp, pp, cp, ep, zero3), the
+//   rank's. Priced stage by stage: with t_s a stage's pipeline time per micro-batch, t'_s the same
+//   with its pp messages halved (a message is on the stages at both of its ends, and the fill and
+//   drain cross each boundary once each way), t_max the slowest stage's, m micro-batches and v
+//   virtual stages per rank (1F1B: v = 1; interleaved: v > 1, m a multiple of pp):
+//     the pipeline's time = m x t_max + (sum over stages of t'_s - t_max) / v
+//   (for m = 1, v = 1: every stage's forward and backward in turn, each message once), and
+//   bubble = that - pipeline_time, the rank's idle time. With equal stages and free messages this
+//   is Narayanan et al.'s (SC'21, eq. 1/2) (pp - 1) / (m x v) x pipeline_time.
+// step_time = pipeline_time + bubble + per-step compute + per-step comm - hidden_dp (the rank's
+//   stage's per-step work).
 // tokens/s = global_batch x seq / step_time (the whole job's tokens: every rank runs the step).
 // MFU = model FLOPs of the rank per step / (peak x step_time). FLOP convention: the rank's
 //   GEMMs (2mnk for forward, data- and weight-gradient) + attention (fa2: forward 4bhdA with A
@@ -81,12 +87,23 @@ struct Breakdown {
   double mfu = -1;  // -1: no peak known
 };
 
+// One pipeline stage's figures per step, for pricing the pipeline stage by stage.
+struct StageTime {
+  double pipeline_s = 0;  // its Breakdown::pipeline_s: compute and exposed messages of its m micro-batches
+  double pp_s = 0;        // its pipeline-parallel messages among them
+  int64_t stages = 1;     // how many of the pipeline's stages have these figures
+};
+StageTime stage_time(const Breakdown& b);
+
 // UsageError for an unknown schedule, or an interleaved one whose micro-batches are not a
 // multiple of pp or whose virtual stages do not divide the stage's layers.
 void validate_schedule(const Schedule& schedule, const model::Workload& w);
 // Throws UsageError (validate_schedule) for an interleaved schedule whose micro-batches are not a multiple of pp
 // or whose virtual stages do not divide the stage's layers.
+// `pipeline`: every stage of the pipeline (their `stages` summing to pp), the rank's own among
+// them; empty: pp stages like the rank's.
 Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workload& w, const OverlapPolicy& policy,
-                            const Schedule& schedule, double peak_tflops);
+                            const Schedule& schedule, double peak_tflops,
+                            const std::vector<StageTime>& pipeline = {});
 
 }  // namespace gpucal::predict

@@ -58,8 +58,10 @@ std::vector<CostedOp> ops() {
 }
 
 TEST(PredictStep, NoOverlap1F1B) {
-  // pipeline = compute 0.8 + 1.2 + 0.2 = 2.2, + tp 0.4 + pp 0.1 = 2.7; bubble = (2-1)/4 x 2.7
-  // = 0.675; step = 2.7 + 0.675 + optimizer 0.5 + dp 0.6 = 4.475.
+  // pipeline = compute 0.8 + 1.2 + 0.2 = 2.2, + tp 0.4 + pp 0.1 = 2.7. Two stages like this one,
+  // each with its pp messages halved: 2 x (2.7 - 0.05) = 5.3; the pipeline's time = 2.7 + (5.3 -
+  // 2.7) / 4 = 3.35, so bubble = 0.65 (Narayanan's (2-1)/4 x 2.7 = 0.675 counts every message at
+  // both ends); step = 2.7 + 0.65 + optimizer 0.5 + dp 0.6 = 4.45.
   const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("none"), {}, 1.0);
   EXPECT_NEAR(b.gemm_s, 2.0e-3, 1e-12);
   EXPECT_NEAR(b.memory_s, 0.7e-3, 1e-12);
@@ -67,52 +69,77 @@ TEST(PredictStep, NoOverlap1F1B) {
   EXPECT_NEAR(b.compute_per_step_s, 0.5e-3, 1e-12);
   EXPECT_NEAR(b.backward_compute_s, 1.4e-3, 1e-12);
   EXPECT_NEAR(b.pipeline_s, 2.7e-3, 1e-12);
-  EXPECT_NEAR(b.bubble_fraction, 0.25, 1e-15);
-  EXPECT_NEAR(b.bubble_s, 0.675e-3, 1e-12);
-  EXPECT_NEAR(b.step_s, 4.475e-3, 1e-12);
+  EXPECT_NEAR(b.bubble_fraction, 0.65 / 2.7, 1e-12);
+  EXPECT_NEAR(b.bubble_s, 0.65e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 4.45e-3, 1e-12);
   EXPECT_NEAR(b.comm_s.at("tp"), 0.4e-3, 1e-12);
   EXPECT_NEAR(b.comm_exposed_s.at("dp"), 0.6e-3, 1e-12);
   EXPECT_NEAR(b.comm_exposed_s.at("pp"), 0.1e-3, 1e-12);
   EXPECT_EQ(b.comm_s.at("cp"), 0.0);
   // 1024 tokens per step; model flops = 16 GEMMs x 2 x 64^3 = 8,388,608; MFU at 1 TFLOP/s.
-  EXPECT_NEAR(b.tokens_per_s, 1024 / 4.475e-3, 1e-6);
+  EXPECT_NEAR(b.tokens_per_s, 1024 / 4.45e-3, 1e-6);
   EXPECT_DOUBLE_EQ(b.model_flops, 8388608.0);
-  EXPECT_NEAR(b.mfu, 8388608.0 / (1e12 * 4.475e-3), 1e-12);
+  EXPECT_NEAR(b.mfu, 8388608.0 / (1e12 * 4.45e-3), 1e-12);
 }
 
 TEST(PredictStep, TpAndDpOverlap) {
-  // tp hidden = min(0.4, gemm 2.0) = 0.4: pipeline 2.3, bubble 0.575. dp: gradient messages
-  // 0.6 minus the last bucket 0.3 = 0.3, window = backward 1.4 / 4 = 0.35: hidden 0.3.
-  // step = 2.3 + 0.575 + 0.5 + 0.6 - 0.3 = 3.675.
+  // tp hidden = min(0.4, gemm 2.0) = 0.4: pipeline 2.3, bubble (2 x 2.25 - 2.3) / 4 = 0.55. dp:
+  // gradient messages 0.6 minus the last bucket 0.3 = 0.3, window = backward 1.4 / 4 = 0.35:
+  // hidden 0.3. step = 2.3 + 0.55 + 0.5 + 0.6 - 0.3 = 3.65.
   const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("tp,dp"), {}, 0);
   EXPECT_NEAR(b.comm_hidden_s.at("tp"), 0.4e-3, 1e-12);
   EXPECT_NEAR(b.comm_exposed_s.at("tp"), 0.0, 1e-12);
   EXPECT_NEAR(b.comm_hidden_s.at("dp"), 0.3e-3, 1e-12);
   EXPECT_NEAR(b.comm_exposed_s.at("dp"), 0.3e-3, 1e-12);
-  EXPECT_NEAR(b.bubble_s, 0.575e-3, 1e-12);
-  EXPECT_NEAR(b.step_s, 3.675e-3, 1e-12);
+  EXPECT_NEAR(b.bubble_s, 0.55e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 3.65e-3, 1e-12);
   EXPECT_EQ(b.mfu, -1);  // no peak
 }
 
 TEST(PredictStep, DpOverlapLimitedByBackwardWindow) {
-  // 8 micro-batches: window = 1.4 / 8 = 0.175 < 0.3, so hidden dp = 0.175; bubble (1/8) x 2.7.
+  // 8 micro-batches: window = 1.4 / 8 = 0.175 < 0.3, so hidden dp = 0.175; bubble 2.6 / 8.
   model::Workload w = workload();
   w.facts.micro_batches = 8;
   const Breakdown b = compute_breakdown(ops(), w, parse_overlap("dp"), {}, 0);
   EXPECT_NEAR(b.comm_hidden_s.at("dp"), 0.175e-3, 1e-12);
-  EXPECT_NEAR(b.step_s, 2.7e-3 + 2.7e-3 / 8 + 1.1e-3 - 0.175e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 2.7e-3 + 2.6e-3 / 8 + 1.1e-3 - 0.175e-3, 1e-12);
 }
 
 TEST(PredictStep, Interleaved) {
-  // v = 2: bubble = 1 / (4 x 2) x 2.7 = 0.3375; step = 2.7 + 0.3375 + 1.1 = 4.1375.
+  // v = 2: bubble = 2.6 / (4 x 2) = 0.325; step = 2.7 + 0.325 + 1.1 = 4.125.
   const Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("none"), {"interleaved", 2}, 0);
-  EXPECT_NEAR(b.bubble_s, 0.3375e-3, 1e-12);
-  EXPECT_NEAR(b.step_s, 4.1375e-3, 1e-12);
+  EXPECT_NEAR(b.bubble_s, 0.325e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 4.125e-3, 1e-12);
   model::Workload w = workload();
   w.facts.micro_batches = 3;  // not a multiple of pp
   EXPECT_THROW(compute_breakdown(ops(), w, parse_overlap("none"), {"interleaved", 2}, 0), UsageError);
   EXPECT_THROW(compute_breakdown(ops(), workload(), parse_overlap("none"), {"interleaved", 3}, 0), UsageError);
   EXPECT_THROW(compute_breakdown(ops(), workload(), parse_overlap("none"), {"zigzag", 1}, 0), UsageError);
+}
+
+TEST(PredictStep, BubblePricedStageByStage) {
+  // The rank's stage (2.7, pp 0.1) and a lighter first stage (2.0, pp 0.1): the fill and drain
+  // 1.95 + 2.65 = 4.6. Four micro-batches: 2.7 + (4.6 - 2.7) / 4 = 3.175, bubble 0.475.
+  const std::vector<StageTime> lighter{{2.0e-3, 0.1e-3, 1}, {2.7e-3, 0.1e-3, 1}};
+  Breakdown b = compute_breakdown(ops(), workload(), parse_overlap("none"), {}, 0, lighter);
+  EXPECT_NEAR(b.bubble_s, 0.475e-3, 1e-12);
+  EXPECT_NEAR(b.step_s, 3.175e-3 + 1.1e-3, 1e-12);
+  // One micro-batch: each stage's forward and backward in turn, each message once: 4.6.
+  model::Workload one = workload();
+  one.facts.micro_batches = 1;
+  b = compute_breakdown(ops(), one, parse_overlap("none"), {}, 0, lighter);
+  EXPECT_NEAR(b.pipeline_s + b.bubble_s, 4.6e-3, 1e-12);
+  // A slower other stage (3.5): 3.5 + (3.45 + 2.65 - 3.5) / 4 = 4.15; the rank waits 4.15 - 2.7.
+  const std::vector<StageTime> slower{{3.5e-3, 0.1e-3, 1}, {2.7e-3, 0.1e-3, 1}};
+  b = compute_breakdown(ops(), workload(), parse_overlap("none"), {}, 0, slower);
+  EXPECT_NEAR(b.bubble_s, 1.45e-3, 1e-12);
+  // Three stages, two of them like the rank's: counted by `stages`.
+  model::Workload three = workload();
+  three.layout.pp = 3;
+  b = compute_breakdown(ops(), three, parse_overlap("none"), {}, 0, {{2.0e-3, 0.1e-3, 1}, {2.7e-3, 0.2e-3, 2}});
+  EXPECT_NEAR(b.bubble_s, (1.95e-3 + 2 * 2.6e-3 - 2.7e-3) / 4, 1e-12);
+  // Stages that do not add up to pp are the caller's error.
+  EXPECT_THROW(compute_breakdown(ops(), three, parse_overlap("none"), {}, 0, lighter), std::logic_error);
 }
 
 TEST(PredictStep, NoPipelineNoBubble) {
