@@ -319,18 +319,30 @@ void rank_pairs(LinkMetric& m, const std::set<std::string>& named, Diagnosis& d,
   d.pair_tables.push_back(std::move(pair_table));
 }
 
+// The manifest's steps (fleet.json); none when it has no such list. A damaged manifest is read as
+// far as it goes, never thrown on: read a step's fields with step_text.
+const nlohmann::json& manifest_steps(const FleetDir& f) {
+  static const nlohmann::json none = nlohmann::json::array();
+  const bool listed = f.manifest.is_object() && f.manifest.contains("steps") && f.manifest["steps"].is_array();
+  return listed ? f.manifest["steps"] : none;
+}
+
+// A step's text field; "" when absent or not text (or the step is not an object).
+std::string step_text(const nlohmann::json& s, const char* key) {
+  return s.contains(key) && s[key].is_string() ? s[key].get<std::string>() : "";
+}
+
 // Link steps that failed or timed out (a crash, a hang the timeout ended, its retry): findings of
 // their pair, not only notes. An operator's interrupt is none.
 void failing_link_steps(const FleetDir& f, const std::set<std::string>& named, LinkFindings& findings) {
-  if (!f.manifest.is_object() || !f.manifest.contains("steps") || !f.manifest["steps"].is_array()) return;
   std::map<NodePair, std::string> failing;  // pair -> "what status, ..."
-  for (const auto& s : f.manifest["steps"]) {
-    if (!s.is_object() || s.value("phase", "") != "link" || !s.contains("nodes") || !s["nodes"].is_array() ||
-        s["nodes"].size() != 2 || !s["nodes"][0].is_string() || !s["nodes"][1].is_string())
+  for (const nlohmann::json& s : manifest_steps(f)) {
+    if (step_text(s, "phase") != "link" || !s.contains("nodes") || !s["nodes"].is_array() || s["nodes"].size() != 2 ||
+        !s["nodes"][0].is_string() || !s["nodes"][1].is_string())
       continue;
-    const std::string status = s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "";
+    const std::string status = step_text(s, "status");
     if (status == "ok" || status == "interrupted") continue;
-    const std::string what = s.contains("detail") && s["detail"].is_string() ? s["detail"].get<std::string>() : "";
+    const std::string what = step_text(s, "detail");
     auto a = s["nodes"][0].get<std::string>(), b = s["nodes"][1].get<std::string>();
     if (b < a) std::swap(a, b);
     if (named.count(a) || named.count(b)) continue;  // the node's own finding says why
@@ -357,19 +369,19 @@ void name_link_findings(LinkFindings findings, Diagnosis& d) {
     for (const auto& [n, c] : peers)
       if (c > most) node = n, most = c;
     if (node.empty()) break;
-    Suspect s{.subject = node, .kind = "node links"};
+    Suspect s{.subject = node, .kind = "node links",
+              .reason = "slow or failing with " + std::to_string(most) + " of its peers, the node they share ("};
     std::string sep;
-    s.reason = "slow or failing with " + std::to_string(most) + " of its peers, the node they share (";
     for (auto it = findings.begin(); it != findings.end();) {
-      if (it->first.first != node && it->first.second != node) {
+      const auto& [a, b] = it->first;
+      if (a != node && b != node) {
         ++it;
         continue;
       }
-      const std::string peer = it->first.first == node ? it->first.second : it->first.first;
       for (const LinkFinding& x : it->second) {
         const Suspect& l = x.as_link;
         if (s.metric.empty()) s.metric = l.metric, s.unit = l.unit, s.value = l.value, s.median = l.median;
-        s.reason += sep + peer + ": " + x.text;
+        s.reason += sep + (a == node ? b : a) + ": " + x.text;
         sep = "; ";
       }
       it = findings.erase(it);
@@ -392,9 +404,8 @@ void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d)
   std::vector<LinkMetric> metrics;
   for (auto& [id, pairs] : by_metric)
     if (!d.options.ignored(id)) metrics.push_back(rank_capacities(id, std::move(pairs), e, none, d));
-  std::set<std::string> named;
-  for (const Suspect& s : d.suspects)
-    if (s.kind != "link" && s.kind != "group" && s.kind != "phase") named.insert(s.subject);
+  const std::vector<std::string> named_nodes = d.suspect_nodes();
+  const std::set<std::string> named(named_nodes.begin(), named_nodes.end());
   LinkFindings findings;
   for (auto& m : metrics) rank_pairs(m, named, d, findings);
   failing_link_steps(f, named, findings);
@@ -424,19 +435,18 @@ namespace {
 // A phase whose steps all failed or timed out measured nothing: a finding, so the run's exit
 // says so (a night whose links were never measured is not a healthy night).
 void diagnose_phases(const FleetDir& f, Diagnosis& d) {
-  if (!f.manifest.is_object() || !f.manifest.contains("steps") || !f.manifest["steps"].is_array()) return;
   std::map<std::string, std::pair<int, int>> by_phase;  // phase -> (steps, ok)
   std::map<std::string, std::string> first_failure;
-  for (const auto& s : f.manifest["steps"]) {
-    if (!s.is_object() || !s.contains("phase") || !s["phase"].is_string()) continue;
-    const std::string phase = s["phase"].get<std::string>();
-    const std::string status = s.contains("status") && s["status"].is_string() ? s["status"].get<std::string>() : "";
+  for (const nlohmann::json& s : manifest_steps(f)) {
+    const std::string phase = step_text(s, "phase");
+    if (phase.empty()) continue;
+    const std::string status = step_text(s, "status");
     auto& [steps, ok] = by_phase[phase];
     ++steps;
     ok += status == "ok";
     if (status != "ok" && !first_failure.count(phase)) {
       std::string what = status.empty() ? "no status" : status;
-      if (s.contains("log") && s["log"].is_string()) what += " (" + s["log"].get<std::string>() + ")";
+      if (const std::string log = step_text(s, "log"); !log.empty()) what += " (" + log + ")";
       first_failure[phase] = what;
     }
   }

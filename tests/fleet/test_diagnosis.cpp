@@ -228,6 +228,9 @@ TEST(Diagnosis, FailingLinkStepsNameTheCommonNodeOrTheLink) {
                  {step("n2", "n3", "collectives", "timed out"), step("n2", "n3", "collectives (second try)", "timed out"),
                   step("n1", "n2", "p2p", "failed"), step("n2", "n4", "p2p", "ok"), step("n5", "n6", "rails", "failed"),
                   step("n1", "n4", "p2p", "interrupted"), step("n6", "n5", "p2p", "ok")}}};
+  // A damaged manifest is read as far as it goes: a step that is no object, a phase that is no text.
+  f.manifest["steps"].push_back(3);
+  f.manifest["steps"].push_back({{"phase", 3}, {"nodes", {"n1", "n3"}}, {"status", "failed"}});
   const Diagnosis d = diagnose(f, no_expectations());
   EXPECT_EQ(d.suspect_nodes(), std::vector<std::string>{"n2"});
   EXPECT_EQ(d.suspect_links(), std::vector<std::string>{"n5--n6"});
