@@ -193,11 +193,7 @@ PipelineStages pipeline_stages(const OpCoster& coster, const model::ModelSpec& s
   for (int64_t stage = 0; stage < pp; ++stage) {
     model::ParallelLayout l = w.layout;
     l.pp_stage = stage;
-    // The first and the last stage are kinds of their own (the rank's facts, when it is one).
-    const Kind kind = stage == w.facts.stage ? own_kind
-                      : stage == 0           ? Kind{1, 0, -1, -1}
-                      : stage == pp - 1      ? Kind{0, 1, -1, -1}
-                                             : kind_of(model::derive_facts(w.model, l));
+    const Kind kind = stage == w.facts.stage ? own_kind : kind_of(model::derive_facts(w.model, l));
     auto [it, added] = kinds.try_emplace(kind, stage, 0);
     ++it->second.second;
   }
