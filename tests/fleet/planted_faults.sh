@@ -17,16 +17,9 @@ CLUSTER="$HERE/local_cluster.sh"
 export GPUCAL_CLUSTER_DIR="$WORK/cluster"
 NODES=6
 
-cleanup() { bash "$CLUSTER" down >/dev/null 2>&1 || true; }
-cleanup  # what a killed earlier run left
-rm -rf "$WORK" && mkdir -p "$WORK"
-trap cleanup EXIT
-set +e
-bash "$CLUSTER" up "$NODES"
-rc=$?
-set -e
-[ $rc -eq 0 ] || exit $rc
-eval "$(bash "$CLUSTER" env)"
+# shellcheck source=cluster_session.sh
+source "$HERE/cluster_session.sh"
+cluster_session "$WORK" "$NODES"
 
 # The job an operator would submit (docs/operators.md), with this machine's settings: 6 nodes
 # share 2 cores with whatever else runs, so ranks yield when idle (OMPI_MCA_mpi_yield_when_idle),

@@ -15,16 +15,9 @@ CLUSTER="$HERE/local_cluster.sh"
 export GPUCAL_CLUSTER_DIR="$WORK/cluster" GPUCAL_CLUSTER_PREFIX=gh GPUCAL_CLUSTER_SUBNET=10.213.9
 export GPUCAL_CLUSTER_CTL_PORT=16837 GPUCAL_CLUSTER_HEALTH_INTERVAL=5
 
-cleanup() { bash "$CLUSTER" down >/dev/null 2>&1 || true; }
-cleanup
-rm -rf "$WORK" && mkdir -p "$WORK"
-trap cleanup EXIT
-set +e
-bash "$CLUSTER" up 2
-rc=$?
-set -e
-[ $rc -eq 0 ] || exit $rc
-eval "$(bash "$CLUSTER" env)"
+# shellcheck source=cluster_session.sh
+source "$HERE/cluster_session.sh"
+cluster_session "$WORK" 2
 fail() { echo "FAIL: $*"; sinfo -R; for f in "$GPUCAL_CLUSTER_DIR"/log/health-*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
 reason_of() { sinfo -R -h -n "$1" -o '%E'; }
 state_of() { sinfo -h -N -n "$1" -o '%T'; }

@@ -23,16 +23,9 @@ CLUSTER="$HERE/local_cluster.sh"
 export GPUCAL_CLUSTER_DIR="$WORK/cluster" GPUCAL_CLUSTER_PREFIX=gr GPUCAL_CLUSTER_SUBNET=10.213.11
 export GPUCAL_CLUSTER_CTL_PORT=16857
 
-cleanup() { bash "$CLUSTER" down >/dev/null 2>&1 || true; }
-cleanup
-rm -rf "$WORK" && mkdir -p "$WORK"
-trap cleanup EXIT
-set +e
-bash "$CLUSTER" up 4
-rc=$?
-set -e
-[ $rc -eq 0 ] || exit $rc
-eval "$(bash "$CLUSTER" env)"
+# shellcheck source=cluster_session.sh
+source "$HERE/cluster_session.sh"
+cluster_session "$WORK" 4
 # shellcheck disable=SC2086  # FAULT is several words
 bash "$CLUSTER" fault $FAULT
 
