@@ -69,8 +69,9 @@ ExportReport export_chakra(const json&, const ExportSettings& settings, const st
     report.files_written.push_back(path);
   }
   report.notes.push_back("the step: " + description);
+  const std::vector<predict::StageTime> pipeline = pipeline_times(*w, programs);
   for (const StageProgram& p : programs) {
-    const predict::Breakdown b = predicted_breakdown(*w, p, programs);
+    const predict::Breakdown b = predicted_breakdown(*w, p, pipeline);
     report.notes.push_back("stage " + std::to_string(p.workload.facts.stage) + ": " +
                            std::to_string(p.nodes.size()) + " nodes per rank; gpucal predict's step time " +
                            ms(b.step_s) + " (compute " + ms(b.gemm_s + b.attention_s + b.memory_s) + ", bubble " +

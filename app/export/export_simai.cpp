@@ -246,7 +246,7 @@ ExportReport export_simai(const json&, const ExportSettings& settings, const std
   step_lines(p, lines);
   for (const Block& b : blocks_of(p)) block_lines(b, lines);
   const std::string description = describe_step(*w, p.workload);
-  const predict::Breakdown b = predicted_breakdown(*w, p, programs);
+  const predict::Breakdown b = predicted_breakdown(*w, p, pipeline_times(*w, programs));
   report.notes.push_back("the step: " + description + "; the lines are pipeline stage " + std::to_string(stage) +
                          "'s (--pp-stage), " + std::to_string(lines.size()) + " lines");
   report.notes.push_back("gpucal predict's step time for it: " + format_number(b.step_s * 1e3) +

@@ -64,14 +64,19 @@ std::vector<predict::CostedOp> costed_ops(const StageProgram& stage) {
 }
 }  // namespace
 
-predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage,
-                                       const std::vector<StageProgram>& programs) {
+std::vector<predict::StageTime> pipeline_times(const ExportWorkload& w, const std::vector<StageProgram>& programs) {
   const auto& o = w.options;
   std::vector<predict::StageTime> pipeline;
   if (programs.size() > 1)
     for (const StageProgram& p : programs)
       pipeline.push_back(
           predict::stage_time(predict::compute_breakdown(costed_ops(p), p.workload, o.overlap, o.schedule, 0)));
+  return pipeline;
+}
+
+predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage,
+                                       const std::vector<predict::StageTime>& pipeline) {
+  const auto& o = w.options;
   return predict::compute_breakdown(costed_ops(stage), stage.workload, o.overlap, o.schedule, 0, pipeline);
 }
 

@@ -38,11 +38,15 @@ std::vector<StageProgram> stage_programs(const ExportWorkload& w, ExportReport& 
 // A summary of the step for an export's notes: model, layout, micro-batches, policy.
 std::string describe_step(const ExportWorkload& w, const model::Workload& stage);
 
+// Every stage's figures for pricing the bubble (predict::StageTime), from `programs`
+// (stage_programs: all of them); none with one stage.
+std::vector<predict::StageTime> pipeline_times(const ExportWorkload& w, const std::vector<StageProgram>& programs);
+
 // The breakdown `gpucal predict` computes for the stage (its step time, for the notes and the
 // consistency checks): the stage's derived operations only (not the interleaved schedule's
-// added messages), its bubble priced from every stage of `programs` (stage_programs: all of them).
+// added messages), its bubble priced from `pipeline` (pipeline_times).
 predict::Breakdown predicted_breakdown(const ExportWorkload& w, const StageProgram& stage,
-                                       const std::vector<StageProgram>& programs);
+                                       const std::vector<predict::StageTime>& pipeline);
 
 // Durations in whole units (Chakra's microseconds, SimAI's nanoseconds), each rounded so that
 // the sum written is the exact running sum rounded: the rounding error is carried to the next
