@@ -220,6 +220,10 @@ CLI::App* add_history(CLI::App& app, State& s) {
   rg->add_option("--metric", r.metric, "only this metric");
   rg->add_option("--node", r.node, "only this node");
   add_number(*rg, "--window", r.options.window, "previous runs in the baseline", {.min = 1, .max = 1 << 20})->capture_default_str();
+  rg->add_option("--baseline", r.baseline,
+                 "an expectations file (fleet baseline's over trusted nights): each node's latest figure of a metric it has a "
+                 "floor for is judged against that floor, from the first night, instead of its earlier nights")
+      ->type_name("FILE");
   rg->add_option("--ignore-metrics", r.ignore_metrics,
                  "metrics left out of the ranking, e.g. latencies on an oversubscribed test cluster (comma list)")
       ->delimiter(',');
@@ -300,6 +304,8 @@ class OperatorCommand : public calibration::Command {
       s_.history_regressions->footer(calibration::examples_footer({
           {"gpucal history regressions --history h.sqlite", "latest figures against their rolling baseline (exit 1 on one)"},
           {"gpucal history regressions --history h.sqlite --junit regressions.xml", "the same as JUnit for CI"},
+          {"gpucal history regressions --history h.sqlite --baseline expectations/my_sku.json",
+           "from the first night: node figures against the floors of fleet baseline's file"},
           {"gpucal history regressions --history h.sqlite --prometheus /var/lib/node_exporter/gpucal_regressions.prom",
            "gpucal_regression gauges for node_exporter's textfile collector"},
       }));

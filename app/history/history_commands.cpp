@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
+#include "app/check/expectations.h"
 #include "app/common/calibration_json.h"
 #include "app/common/output_guard.h"
 #include "app/compare/compare_report.h"
@@ -232,11 +234,30 @@ double parse_k(const std::string& text) {
 
 }  // namespace
 
+// --baseline FILE: the expectations file's floors, per node metric, with the basis a trend shows
+// ("floor of my_sku.json (6 nodes)"; "fastest samples" when `fleet baseline --statistic best` made it).
+std::map<std::string, FileBaseline> file_baselines(const std::string& path) {
+  if (path.empty()) return {};
+  const check::Expectations e = check::read_expectations(path);
+  const nlohmann::json& made = e.document.value("generated_by", nlohmann::json::object());
+  std::string basis = "floor of " + std::filesystem::path(path).filename().string();
+  if (made.contains("nodes") && made["nodes"].is_number())
+    basis += " (" + std::to_string(made["nodes"].get<int>()) + " nodes" +
+             (made.value("statistic", "") == "best" ? ", fastest samples)" : ")");
+  std::map<std::string, FileBaseline> out;
+  for (const auto& [id, m] : e.metrics)
+    if (m.floor.value) out[id] = {m.typical.value, *m.floor.value, basis};
+  if (out.empty())
+    throw std::invalid_argument("--baseline: " + path + " has no floor to judge by (every metric's floor is null)");
+  return out;
+}
+
 int run_regressions(const RegressionCommand& command, std::ostream& out) {
   RegressionCommand c = command;
   c.options.k = parse_k(c.k_text);
   calibration::refuse_outputs_over_inputs({{"--junit", c.junit}, {"--json", c.json}, {"--prometheus", c.prometheus}},
-                                          {.files = {c.history}});
+                                          {.files = {c.history, c.baseline}});
+  const std::map<std::string, FileBaseline> file = file_baselines(c.baseline);
   HistoryDb db(c.history, HistoryDb::Mode::read);
   check_filter("--metric", c.metric, db.metrics(), c.history);
   check_filter("--node", c.node, db.nodes(), c.history);
@@ -246,11 +267,18 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
   for (auto it = series.begin(); it != series.end();)
     it = std::find(c.ignore_metrics.begin(), c.ignore_metrics.end(), it->first.first) != c.ignore_metrics.end() ? series.erase(it)
                                                                                                               : std::next(it);
-  std::vector<Trend> trends = analyse(series, c.options);
+  std::vector<Trend> trends = analyse(series, c.options, file);
   if (!c.node.empty())
     trends.erase(std::remove_if(trends.begin(), trends.end(), [&](const Trend& t) { return t.node != c.node; }), trends.end());
   int regressions = 0;
-  out << std::left << std::setw(30) << "metric" << std::setw(20) << "node" << std::setw(12) << "latest" << std::setw(12)
+  // The columns fit the longest metric and node named (a pair of long host names included).
+  std::size_t metric_w = 30, node_w = 20;
+  for (const auto& t : trends) {
+    metric_w = std::max(metric_w, t.metric.size() + 2);
+    node_w = std::max(node_w, t.node.size() + 2);
+  }
+  const int mw = static_cast<int>(metric_w), nw = static_cast<int>(node_w);
+  out << std::left << std::setw(mw) << "metric" << std::setw(nw) << "node" << std::setw(12) << "latest" << std::setw(12)
       << "baseline" << std::setw(10) << "change" << std::setw(11) << "threshold" << std::setw(60) << "basis" << "verdict\n";
   std::vector<fleet::JUnitCase> cases;
   nlohmann::json all = nlohmann::json::array();
@@ -259,12 +287,13 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
     char threshold[16];
     std::snprintf(threshold, sizeof threshold, "%.1f%%", 100 * t.threshold);
     const std::string verdict = t.regression ? "REGRESSION" : (t.note.empty() ? "ok" : t.note);
-    out << std::setw(30) << t.metric << std::setw(20) << t.node << std::setw(12) << (t.latest ? format_value(*t.latest) : "-")
+    out << std::setw(mw) << t.metric << std::setw(nw) << t.node << std::setw(12) << (t.latest ? format_value(*t.latest) : "-")
         << std::setw(12) << (t.baseline ? format_value(*t.baseline) : "-") << std::setw(10) << change_text(t) << std::setw(11)
         << (t.baseline ? threshold : "-") << std::setw(60) << ((t.basis.empty() ? "-" : t.basis) + " ") << verdict << "\n";
     fleet::JUnitCase jc{"gpucal.history." + t.node, t.metric, "", "", verdict};
     if (t.regression)
-      jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against its rolling baseline" +
+      jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against " +
+                   (t.spread_from == "baseline file" ? t.basis : "its rolling baseline") +
                    (t.fleet_shift != 0 ? ", " + judged_text(t) + " beyond the fleet's own change" : std::string()) +
                    " (threshold " + threshold + ")";
     else if (!t.note.empty()) jc.skipped = t.note;
@@ -277,12 +306,20 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
   }
   out << regressions << " regression(s) in " << trends.size() << " series (window " << c.options.window << ", k "
       << (trends.empty() ? "-" : format_value(trends.front().k)) << (c.options.k > 0 ? "" : " (auto)") << ", minimum change " << format_value(100 * c.options.min_change)
-      << "%; a series with fewer than window earlier nights takes the fleet's spread of that night's change)\n";
+      << "%; a series with fewer than window earlier nights takes the fleet's spread of that night's change"
+      << (file.empty() ? "" : "; a node metric " + c.baseline + " has a floor for is judged against that floor") << ")\n";
   if (!c.junit.empty()) write_file_atomic(c.junit, fleet::junit_xml("gpucal history regressions", cases));
   if (!c.json.empty()) calibration::write_json_file({{"trends", all}}, c.json);
   if (!c.prometheus.empty()) fleet::write_prometheus(c.prometheus, regressions_prometheus(trends));
   // A gate that judged nothing fails closed: no series with a baseline to compare against.
   const auto judged = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.note.empty(); });
+  const auto by_file = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.spread_from == "baseline file"; });
+  if (!file.empty() && by_file == 0) {
+    write_stderr_line("gpucal: error: history regressions judged nothing against --baseline " + c.baseline +
+                      ": none of its metrics is a node series with a latest figure in " + c.history +
+                      " (was it made for another fleet's metrics?)");
+    return 1;
+  }
   if (judged == 0) {
     write_stderr_line("gpucal: error: history regressions judged nothing: none of " + std::to_string(trends.size()) +
                       " series in " + c.history + " has a latest figure and an earlier ok run to compare it with, with a spread to "

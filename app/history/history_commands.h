@@ -18,6 +18,7 @@ struct ShowOptions {
 
 struct RegressionCommand {
   std::string history, metric, node, junit, json;
+  std::string baseline;  // an expectations file whose floors judge node series (app/history/regressions.h)
   std::string prometheus;  // node_exporter textfile collector (.prom): gpucal_regression per node and metric
   RegressionOptions options;
   std::string k_text = "auto";  // --k: auto | a positive number (into options.k)

@@ -89,8 +89,20 @@ std::optional<double> spread_for(Trend& t, double own_spread, const FleetSpread*
   return std::max(fleet->spread, t.history >= 3 ? own_spread : 0.0);
 }
 
+// A latest figure against the baseline file's floor: the change from its typical value, the floor's
+// distance from it the threshold. Its earlier nights do not enter, nor the fleet's shift.
+void judge_against_file(Trend& t, const FileBaseline& f) {
+  const double base = f.typical.value_or(f.floor);
+  t.baseline = base;
+  t.spread_from = "baseline file";
+  t.basis = f.basis;
+  t.threshold = std::fabs(base - f.floor) / std::fabs(base);
+  t.change = (*t.latest - base) / std::fabs(base);
+  t.regression = t.better == fleet::Better::higher ? *t.latest < f.floor : *t.latest > f.floor;
+}
+
 Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, const RegressionOptions& o,
-               const std::map<FleetKey, FleetSpread>& fleet) {
+               const std::map<FleetKey, FleetSpread>& fleet, const std::map<std::string, FileBaseline>& file) {
   Trend t;
   t.metric = key.first;
   t.node = key.second;
@@ -105,6 +117,10 @@ Trend trend_of(const SeriesKey& key, const std::vector<SeriesPoint>& points, con
   t.history = static_cast<int>(previous.size());
   if (!t.latest) {
     t.note = "latest run has no figure (" + last.status + ")";
+    return t;
+  }
+  if (const auto f = file.find(t.metric); f != file.end() && !is_pair_subject(t.node) && f->second.typical.value_or(f->second.floor) != 0) {
+    judge_against_file(t, f->second);
     return t;
   }
   if (t.history < std::max(1, o.min_history)) {
@@ -177,7 +193,8 @@ double effective_k(const RegressionOptions& o, std::size_t series) {
   return o.k > 0 ? o.k : fleet::multiple_test_z(kFalseFlagsPerNight, series, /*two_sided=*/true, 3);
 }
 
-std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& o) {
+std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& o,
+                           const std::map<std::string, FileBaseline>& file) {
   const std::map<FleetKey, FleetSpread> fleet = fleet_spreads(series, o.window);
   std::size_t judged = 0;
   for (const auto& [key, points] : series)
@@ -187,7 +204,7 @@ std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& 
   std::vector<Trend> out;
   for (const auto& [key, points] : series) {
     if (points.empty() || key.first == "node_status" || !fleet::metric_kind(key.first).known) continue;
-    out.push_back(trend_of(key, points, with_k, fleet));
+    out.push_back(trend_of(key, points, with_k, fleet, file));
     out.back().k = with_k.k;
   }
   fleet_shift_trends(fleet, o, out);

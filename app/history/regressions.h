@@ -12,7 +12,9 @@
 // moved every node is one finding, not a thousand.
 // Each trend says which (its basis): "5 earlier nights" or "1 earlier night, spread from the fleet
 // (6 nodes)". With fewer than `min_fleet` series to take a fleet spread from, a short history
-// gives no verdict.
+// gives no verdict. With a baseline file (an expectations file, e.g. `fleet baseline` over nights
+// the operator trusts), a node's figure of a metric the file has a floor for is judged against
+// that floor instead, from its first night: "floor of my_sku.json (6 nodes)".
 #pragma once
 #include <map>
 #include <optional>
@@ -54,6 +56,14 @@ struct Trend {
   std::string note;
 };
 
+// A baseline file's figures for one node metric: the floor a latest figure must not fall below (rise
+// above, for a latency) and the typical value the change is measured from (the floor when none).
+struct FileBaseline {
+  std::optional<double> typical;
+  double floor = 0;
+  std::string basis;  // "floor of my_sku.json (6 nodes)"
+};
+
 constexpr double kFalseFlagsPerNight = 0.05;
 // The subjects of the fleet-wide shift trends (the median change of all nodes, or of all pairs).
 inline constexpr const char* kFleetSubject = "(fleet)";
@@ -61,6 +71,8 @@ inline constexpr const char* kFleetPairsSubject = "(fleet pairs)";
 // The k a threshold uses for `series` series judged at once (options.k when set).
 double effective_k(const RegressionOptions& options, std::size_t series);
 
-std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& options);
+// `file`: per metric id, the baseline file's figures node series of that metric are judged against.
+std::vector<Trend> analyse(const std::map<SeriesKey, std::vector<SeriesPoint>>& series, const RegressionOptions& options,
+                           const std::map<std::string, FileBaseline>& file = {});
 
 }  // namespace gpucal::history

@@ -191,6 +191,28 @@ p = run('history', 'show', '--history', short, '--node', 'n2', '--metric', 'hbm_
 check(re.search(r'02-03\.\.02-05', p.stdout) and re.search(r'n2\s+\S+\s+\S+\s+missing\s+\S+\n', p.stdout) and '3 night(s) without a run' in p.stdout,
       f'the nights between 02-02 and 02-06 are not shown missing: {p.stdout}')
 
+# --baseline: from the first night, node figures against the floors of fleet baseline's file made
+# from a trusted night; pairs and metrics without a floor keep their history's verdict.
+night_base = os.path.join(WORK, 'night_baseline.json')
+run('fleet', 'baseline', nights[0], '--sku', 'synthetic', '-o', night_base, rc=0)
+first = os.path.join(WORK, 'first.sqlite')
+run('history', 'import', nights[1], '--history', first, '--expect', 'none', rc=0)
+p = run('history', 'regressions', '--history', first, '--json', os.path.join(WORK, 'first.json'), rc=1)
+check('judged nothing' in p.stderr, f'one night without a baseline file judged something: {p.stderr}')
+p = run('history', 'regressions', '--history', first, '--baseline', night_base, '--json', os.path.join(WORK, 'first.json'), rc=0)
+trends = json.load(open(os.path.join(WORK, 'first.json')))['trends']
+check(trends and all(t['basis'] == 'floor of night_baseline.json (5 nodes)' and not t['regression'] for t in trends),
+      f'night 1 is not judged against the baseline file:\n{p.stdout}')
+run('history', 'import', nights[5], '--history', first, '--expect', 'none', rc=0)
+p = run('history', 'regressions', '--history', first, '--baseline', night_base, '--junit', os.path.join(WORK, 'first.xml'), rc=1)
+flagged = sorted({line.split()[1] for line in p.stdout.splitlines() if line.endswith('REGRESSION')})
+check(flagged == ['n2'], f'against the baseline file: regressions on {flagged}, expected n2 only\n{p.stdout}')
+check('against floor of night_baseline.json' in open(os.path.join(WORK, 'first.xml')).read(), 'the JUnit failure names no baseline file')
+p = run('history', 'regressions', '--history', first, '--baseline', os.path.join(main, 'fleet.json'), rc=2)
+check('fleet.json' in p.stderr and len(p.stderr.strip().splitlines()) == 1, f'a baseline that is no expectations file: {p.stderr}')
+p = run('history', 'regressions', '--history', first, '--baseline', night_base, '--json', night_base, rc=2)
+check(json.load(open(night_base))['sku'] == 'synthetic', '--json over --baseline overwrote the baseline file')
+
 run('history', 'import', nights[0], '--history', history, '--expect', 'none', rc=0)  # again: replaced, not doubled
 p = run('history', 'show', '--history', history, '--node', 'n1', '--metric', 'hbm_copy_gbps', rc=0)
 check('6 run(s)' in p.stdout, f'a re-import added a run: {p.stdout}')
