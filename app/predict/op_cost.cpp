@@ -341,12 +341,12 @@ std::string answer_key(const ModelOp& op, const model::ParallelLayout& l, int64_
   key.reserve(160);
   key += '|';
   key += op.role;
-  for (const auto& [k, v] : op.shape_cells()) {
+  op.visit_shape_cells([&](std::string_view k, std::string_view v) {
     key += '|';
     key += k;
     key += '=';
     key += v;
-  }
+  });
   if (op.kind == OpKind::collective || op.kind == OpKind::p2p) {
     key += '|';
     key += op.comm.group;

@@ -63,11 +63,11 @@ json cost_ops(const OpCoster& coster, const model::Workload& w, CostedSets& cost
       missing.push_back(op.bench() + " " + op.role + " (" + op.shape_text() + "): " + why);
       continue;
     }
-    costed.point.push_back({&op, cost->time_us});
-    costed.lo.push_back({&op, cost->lo_us});
-    costed.hi.push_back({&op, cost->hi_us});
+    costed.point.emplace_back(&op, cost->time_us);
+    costed.lo.emplace_back(costed.point.back(), cost->lo_us);
+    costed.hi.emplace_back(costed.point.back(), cost->hi_us);
     ++(cost->has_interval ? costed.with_interval : costed.without_interval);
-    const std::string dim = comm_dimension(op);
+    const std::string& dim = costed.point.back().dimension;
     const std::string category = dim.empty() ? op.bench() : "comm." + dim;
     tallies[category].add(cost->provenance);
     if (!with_entries) continue;

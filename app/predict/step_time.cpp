@@ -86,6 +86,16 @@ void validate_schedule(const Schedule& schedule, const model::Workload& w) {
   }
 }
 
+CostedOp::CostedOp(const ModelOp* o, double t)
+    : op(o),
+      time_us(t),
+      dimension(comm_dimension(*o)),
+      once(per_step(*o)),
+      backward(backward_compute(*o)),
+      zero3(zero3_message(*o)),
+      dp_grad(dp_gradient_reduction(*o)),
+      flops_per_step(is_comm(*o) ? 0 : o->flops() * static_cast<double>(o->calls_per_step)) {}
+
 StageTime stage_time(const Breakdown& b) {
   const auto pp = b.comm_s.find("pp");
   return {b.pipeline_s, pp == b.comm_s.end() ? 0.0 : pp->second, 1};
@@ -123,19 +133,17 @@ Breakdown compute_breakdown(const std::vector<CostedOp>& ops, const model::Workl
     const ModelOp& op = *c.op;
     if (!is_comm(op)) {
       (op.kind == OpKind::gemm ? b.gemm_s : op.kind == OpKind::attention ? b.attention_s : b.memory_s) += t;
-      (per_step(op) ? b.compute_per_step_s : b.compute_pipeline_s) += t;
-      if (backward_compute(op)) b.backward_compute_s += t;
+      (c.once ? b.compute_per_step_s : b.compute_pipeline_s) += t;
+      if (c.backward) b.backward_compute_s += t;
       if (op.kind == OpKind::gemm) gemm_s += t;
-      b.model_flops += op.flops() * static_cast<double>(op.calls_per_step);
+      b.model_flops += c.flops_per_step;
       continue;
     }
-    const std::string dim = comm_dimension(op);
-    const bool once = per_step(op);
-    b.comm_s[dim] += t;
-    (once ? per_step_comm : pipeline_comm) += t;
-    if (dim == "tp" && !once) tp_pipeline += t;
-    if (zero3_message(op)) zero3_s += t;
-    if (dp_gradient_reduction(op)) {
+    b.comm_s[c.dimension] += t;
+    (c.once ? per_step_comm : pipeline_comm) += t;
+    if (c.dimension == "tp" && !c.once) tp_pipeline += t;
+    if (c.zero3) zero3_s += t;
+    if (c.dp_grad) {
       dp_grad_s += t;
       dp_last_bucket_s = std::max(dp_last_bucket_s, c.time_us * 1e-6);
     }

@@ -55,9 +55,17 @@ struct Schedule {
 };
 
 // One costed operation: the op, its time per call.
+// An op at its time per call, with what compute_breakdown reads of it derived once (a prediction
+// runs the breakdown several times over the same ops: each end of the interval, each stage).
 struct CostedOp {
+  CostedOp(const model::ModelOp* op, double time_us);
+  // The same op at another time (an interval's end).
+  CostedOp(const CostedOp& other, double time_us) : CostedOp(other) { this->time_us = time_us; }
   const model::ModelOp* op = nullptr;  // the workload's, which outlives the CostedOp
   double time_us = 0;
+  std::string dimension;  // comm_dimension
+  bool once = false, backward = false, zero3 = false, dp_grad = false;  // per_step, backward_compute, ...
+  double flops_per_step = 0;  // op->flops() x calls_per_step
 };
 
 // The parallel dimension a message belongs to (tp, dp, pp, cp, ep); "" for compute.

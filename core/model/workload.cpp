@@ -1,7 +1,7 @@
 #include "core/model/workload.h"
 
+#include <charconv>
 #include <map>
-#include <sstream>
 
 #include "core/formulas/attention_flops.h"
 #include "core/model/bounds.h"
@@ -36,61 +36,73 @@ double ModelOp::flops() const {
   return 0;
 }
 
-std::vector<std::pair<std::string, std::string>> ModelOp::shape_cells() const {
-  auto num = [](int64_t v) { return std::to_string(v); };
+void ModelOp::visit_shape_cells(const std::function<void(std::string_view, std::string_view)>& cell) const {
+  char buf[32];
+  auto num = [&](std::string_view name, int64_t v) {
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    cell(name, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+  };
   const std::string dt = to_string(dtype);
   switch (kind) {
     case OpKind::gemm:
-      return {{"m", num(gemm.m)},
-              {"n", num(gemm.n)},
-              {"k", num(gemm.k)},
-              {"batch", num(gemm.batch)},
-              {"layout", gemm.layout},
-              {"beta", format_number(gemm.beta)},
-              {"out_dtype", to_string(gemm.out_dtype)},
-              {"dtype", dt}};
+      num("m", gemm.m);
+      num("n", gemm.n);
+      num("k", gemm.k);
+      num("batch", gemm.batch);
+      cell("layout", gemm.layout);
+      cell("beta", gemm.beta == 0 ? "0" : gemm.beta == 1 ? "1" : format_number(gemm.beta));  // format_number's text
+      cell("out_dtype", to_string(gemm.out_dtype));
+      cell("dtype", dt);
+      return;
     case OpKind::attention:
-      return {{"pass", attention.pass},
-              {"batch", num(attention.batch)},
-              {"heads", num(attention.heads)},
-              {"kv_heads", num(attention.kv_heads)},
-              {"seq_q", num(attention.seq_q)},
-              {"seq_kv", num(attention.seq_kv)},
-              {"head_dim", num(attention.head_dim)},
-              {"causal", attention.causal ? "1" : "0"},
-              {"layout", "BSHD"},
-              {"dtype", dt}};
-    case OpKind::memory: {
-      std::vector<std::pair<std::string, std::string>> cells{{"kernel", memory.kernel}, {"dtype", dt}};
-      if (memory.rows) cells.emplace_back("rows", num(memory.rows));
-      if (memory.cols) cells.emplace_back("cols", num(memory.cols));
-      if (memory.params) cells.emplace_back("params", num(memory.params));
+      cell("pass", attention.pass);
+      num("batch", attention.batch);
+      num("heads", attention.heads);
+      num("kv_heads", attention.kv_heads);
+      num("seq_q", attention.seq_q);
+      num("seq_kv", attention.seq_kv);
+      num("head_dim", attention.head_dim);
+      cell("causal", attention.causal ? "1" : "0");
+      cell("layout", "BSHD");
+      cell("dtype", dt);
+      return;
+    case OpKind::memory:
+      cell("kernel", memory.kernel);
+      cell("dtype", dt);
+      if (memory.rows) num("rows", memory.rows);
+      if (memory.cols) num("cols", memory.cols);
+      if (memory.params) num("params", memory.params);
       // bench_memory's STREAM kernels (the gradient-norm read) record their array's bytes as
       // array_bytes; its `bytes` column is what the kernel moves (the read adds its partial sums).
-      if (memory.bytes) cells.emplace_back("array_bytes", num(memory.bytes));
-      return cells;
-    }
+      if (memory.bytes) num("array_bytes", memory.bytes);
+      return;
     case OpKind::collective:
-      return {{"collective", comm.collective},
-              {"nranks", num(comm.group_size)},
-              {"size_bytes", num(comm.size_bytes)},
-              {"in_place", comm.in_place ? "1" : "0"},
-              {"dtype", dt}};
+      cell("collective", comm.collective);
+      num("nranks", comm.group_size);
+      num("size_bytes", comm.size_bytes);
+      cell("in_place", comm.in_place ? "1" : "0");
+      cell("dtype", dt);
+      return;
     default:
-      return {{"pattern", comm.collective}, {"size_bytes", num(comm.size_bytes)}};
+      cell("pattern", comm.collective);
+      num("size_bytes", comm.size_bytes);
   }
 }
 
+std::vector<std::pair<std::string, std::string>> ModelOp::shape_cells() const {
+  std::vector<std::pair<std::string, std::string>> cells;
+  visit_shape_cells([&](std::string_view k, std::string_view v) { cells.emplace_back(k, v); });
+  return cells;
+}
+
 std::string ModelOp::shape_text() const {
-  std::ostringstream s;
-  bool first = true;
-  for (const auto& [k, v] : shape_cells()) {
-    if (k == "dtype") continue;
-    s << (first ? "" : " ") << k << "=" << v;
-    first = false;
-  }
-  if (kind == OpKind::collective || kind == OpKind::p2p) s << " group=" << comm.group;
-  return s.str();
+  std::string s;
+  visit_shape_cells([&](std::string_view k, std::string_view v) {
+    if (k == "dtype") return;
+    s.append(s.empty() ? "" : " ").append(k).append("=").append(v);
+  });
+  if (kind == OpKind::collective || kind == OpKind::p2p) s.append(" group=").append(comm.group);
+  return s;
 }
 
 Workload derive_workload(const ModelSpec& model, const ParallelLayout& layout) {

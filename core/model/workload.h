@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +82,8 @@ struct ModelOp {
   // The row cells that identify this op's measurement in its bench's CSV (the shape and
   // dtype, never the role): ops with equal cells are one measurement.
   std::vector<std::pair<std::string, std::string>> shape_cells() const;
+  // The same cells, each given to `cell` in turn (no list built: a cache key's hot path).
+  void visit_shape_cells(const std::function<void(std::string_view, std::string_view)>& cell) const;
   // "m=1280 n=8192 k=8192 batch=1 layout=TN" etc.: for --list and messages.
   std::string shape_text() const;
 };
