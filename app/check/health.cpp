@@ -3,10 +3,13 @@
 #include "app/check/xid_health.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace gpucal::check {
 
@@ -92,6 +95,23 @@ void read_cpu_throttle(const fs::path& root, HealthReadings& r) {
                               : dir.string();
 }
 
+void read_cpu_clocks(const fs::path& root, HealthReadings& r) {
+  const fs::path dir = root / "devices/system/cpu";
+  r.cpu_clocks.clear();
+  for (const auto& cpu : sysfs_entries(dir, "cpu")) {
+    const std::string name = cpu.filename().string().substr(3);
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const fs::path f = cpu / "cpufreq";
+    const auto cur = sysfs_integer(f / "scaling_cur_freq"), max = sysfs_integer(f / "cpuinfo_max_freq");
+    if (!cur || !max || *max <= 0) continue;
+    r.cpu_clocks.push_back({std::stoi(name), *cur, sysfs_integer(f / "base_frequency").value_or(0), *max,
+                            sysfs_integer(f / "scaling_max_freq").value_or(*max)});
+  }
+  r.cpu_clock_source = r.cpu_clocks.empty()
+                           ? "no CPU under " + dir.string() + " exposes cpufreq/scaling_cur_freq (no cpufreq driver: a VM)"
+                           : dir.string();
+}
+
 HealthLine health_line(const std::string& check, const std::string& subject, const std::string& status,
                 const std::string& value, const std::string& detail = "") {
   return {check, subject, status, value, detail};
@@ -112,6 +132,30 @@ void judge_pcie(const HealthReadings& r, std::vector<HealthLine>& out) {
   }
 }
 
+std::string mhz(long long khz) { return std::to_string((khz + 500) / 1000); }
+
+// A core's clock under a scalar load: below 90% of its base clock is throttling (thermal, power
+// or a firmware cap; a scalar load has no AVX offset to excuse it); a policy capping the clock
+// below the base warns; without a base clock exposed, below half the maximum warns.
+void judge_cpu_clocks(const HealthReadings& r, std::vector<HealthLine>& out) {
+  if (r.cpu_clocks.empty()) return out.push_back(health_line("cpu_clock", "-", "not available", "-", r.cpu_clock_source));
+  if (!r.cpu_clock_under_load)
+    return out.push_back(health_line("cpu_clock", "-", "not available", "-", "read without a load: an idle core's clock says nothing"));
+  for (const auto& c : r.cpu_clocks) {
+    const std::string who = "cpu" + std::to_string(c.cpu);
+    const long long reference = c.base_khz > 0 ? c.base_khz : c.max_khz;
+    const std::string value = mhz(c.cur_khz) + " MHz of " + (c.base_khz > 0 ? "base " : "max ") + mhz(reference);
+    if (c.policy_max_khz < reference * 9 / 10)
+      out.push_back(health_line("cpu_clock", who, "warn", value, "scaling_max_freq caps it at " + mhz(c.policy_max_khz) + " MHz (a power policy)"));
+    else if (c.base_khz > 0 && c.cur_khz < c.base_khz * 9 / 10)
+      out.push_back(health_line("cpu_clock", who, "fail", value, "below 90% of its base clock under load: thermal or power throttling"));
+    else if (c.base_khz <= 0 && c.cur_khz < c.max_khz / 2)
+      out.push_back(health_line("cpu_clock", who, "warn", value, "under half its maximum under load (no base_frequency to judge by)"));
+    else
+      out.push_back(health_line("cpu_clock", who, "pass", value));
+  }
+}
+
 void judge_host_counters(const HealthReadings& r, std::vector<HealthLine>& out) {
   if (r.edac.empty()) out.push_back(health_line("memory_ecc", "-", "not available", "-", r.edac_source));
   for (const auto& e : r.edac) {
@@ -128,6 +172,7 @@ void judge_host_counters(const HealthReadings& r, std::vector<HealthLine>& out) 
                              "throttled since boot: look at cooling if the count grows")
                       : health_line("cpu_thermal_throttle", "cpu" + std::to_string(c.cpu), "pass", value));
   }
+  judge_cpu_clocks(r, out);
 }
 
 std::string reading_text(const std::optional<unsigned long long>& v) { return v ? std::to_string(*v) : "-"; }
@@ -230,6 +275,24 @@ void read_sysfs_health(const std::string& sysfs_root, HealthReadings& into) {
   read_pcie(sysfs_root, into);
   read_edac(sysfs_root, into);
   read_cpu_throttle(sysfs_root, into);
+  read_cpu_clocks(sysfs_root, into);
+}
+
+void read_cpu_clocks_under_load(const std::string& sysfs_root, HealthReadings& into, double seconds) {
+  if (into.cpu_clocks.empty() || seconds <= 0) return;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); ++i)
+    spinners.emplace_back([&stop] {
+      volatile unsigned long long x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  // cpufreq's current clock is an average over its last sample period: read it late in the load.
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  read_cpu_clocks(sysfs_root, into);
+  stop = true;
+  for (auto& t : spinners) t.join();
+  into.cpu_clock_under_load = true;
 }
 
 std::vector<HealthLine> judge_health(const HealthReadings& r) {

@@ -30,6 +30,14 @@ struct CpuThrottleReading {
   long long core_count = 0, package_count = 0;
 };
 
+// A CPU's clock as cpufreq reports it (kHz): scaling_cur_freq read while every core ran a scalar
+// load (cpu_clock_under_load), base_frequency (intel_pstate; 0 when not exposed),
+// cpuinfo_max_freq and scaling_max_freq (the policy's cap).
+struct CpuClockReading {
+  int cpu = 0;
+  long long cur_khz = 0, base_khz = 0, max_khz = 0, policy_max_khz = 0;
+};
+
 struct NvlinkReading {
   int link = 0;
   bool active = false;
@@ -66,6 +74,9 @@ struct HealthReadings {
   std::string edac_source;
   std::vector<CpuThrottleReading> cpu_throttle;
   std::string cpu_throttle_source;
+  std::vector<CpuClockReading> cpu_clocks;
+  std::string cpu_clock_source;
+  bool cpu_clock_under_load = false;  // the clocks were read while every core was busy
   std::vector<GpuReading> gpus;
   std::string gpu_source;
   std::vector<XidEvent> xids;
@@ -77,8 +88,13 @@ struct HealthLine {
   std::string check, subject, status, value, detail;  // status: pass | warn | fail | not available
 };
 
-// Reads PCIe, EDAC and CPU thermal-throttle counters under `sysfs_root` (/sys, or a copy).
+// Reads PCIe, EDAC and CPU thermal-throttle counters and the CPUs' cpufreq clocks under
+// `sysfs_root` (/sys, or a copy).
 void read_sysfs_health(const std::string& sysfs_root, HealthReadings& into);
+
+// Where cpufreq is exposed: runs a scalar spin on every core for `seconds` and reads the clocks
+// again near its end (an idle core's clock says nothing of throttling); sets cpu_clock_under_load.
+void read_cpu_clocks_under_load(const std::string& sysfs_root, HealthReadings& into, double seconds);
 
 // The judged lines, one per check and subject; a kind with no readings gives one "not available"
 // line naming why.

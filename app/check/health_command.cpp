@@ -31,6 +31,10 @@ std::string this_node() {
   return name.substr(0, name.find('.'));
 }
 
+// The scalar load the CPU clocks are read under: long enough for cpufreq's sample period (tens of
+// milliseconds) and a power limit's averaging window to show, short enough for a Slurm prolog.
+constexpr double kClockLoadSeconds = 0.5;
+
 HealthReadings gather(const HealthOptions& o) {
   if (!o.from.empty() && !o.kernel_log.empty())
     throw std::invalid_argument("--kernel-log does not go with --health-from: recorded readings hold their own Xids");
@@ -40,6 +44,7 @@ HealthReadings gather(const HealthOptions& o) {
   }
   HealthReadings r;
   read_sysfs_health(o.sysfs, r);
+  read_cpu_clocks_under_load(o.sysfs, r, kClockLoadSeconds);
   if (o.kernel_log.empty())
     read_kernel_xids(o.sysfs, r);
   else

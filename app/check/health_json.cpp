@@ -91,6 +91,12 @@ json readings_to_json(const HealthReadings& r) {
     j["edac"].push_back({{"controller", e.controller}, {"corrected", e.corrected}, {"uncorrected", e.uncorrected}});
   for (const auto& c : r.cpu_throttle)
     j["cpu_throttle"].push_back({{"cpu", c.cpu}, {"core_count", c.core_count}, {"package_count", c.package_count}});
+  j["cpu_clocks"] = json::array();
+  for (const auto& c : r.cpu_clocks)
+    j["cpu_clocks"].push_back({{"cpu", c.cpu}, {"cur_khz", c.cur_khz}, {"base_khz", c.base_khz}, {"max_khz", c.max_khz},
+                               {"policy_max_khz", c.policy_max_khz}});
+  j["cpu_clock_source"] = r.cpu_clock_source;
+  j["cpu_clock_under_load"] = r.cpu_clock_under_load;
   for (const auto& g : r.gpus) {
     json links = json::array();
     for (const auto& l : g.nvlinks)
@@ -136,14 +142,28 @@ HealthReadings readings_from_json(const json& j, const std::string& path) {
     r.cpu_throttle.push_back({required_number<int>(cpus[i], "cpu", path, w), required_number<long long>(cpus[i], "core_count", path, w),
                               required_number<long long>(cpus[i], "package_count", path, w)});
   }
+  // Readings recorded before the clock check have no "cpu_clocks".
+  if (j.contains("cpu_clocks")) {
+    const json& clocks = readings_array(j, "cpu_clocks", path);
+    for (std::size_t i = 0; i < clocks.size(); ++i) {
+      const std::string w = "readings.cpu_clocks[" + std::to_string(i) + "]";
+      auto khz = [&](const char* key) { return required_number<long long>(clocks[i], key, path, w); };
+      r.cpu_clocks.push_back({required_number<int>(clocks[i], "cpu", path, w), khz("cur_khz"), khz("base_khz"), khz("max_khz"),
+                              khz("policy_max_khz")});
+    }
+    if (j.contains("cpu_clock_under_load") && !j["cpu_clock_under_load"].is_boolean())
+      bad_readings(path, "readings.cpu_clock_under_load must be true or false");
+    r.cpu_clock_under_load = j.value("cpu_clock_under_load", false);
+  }
   const json& gpus = readings_array(j, "gpus", path);
   for (std::size_t i = 0; i < gpus.size(); ++i) r.gpus.push_back(gpu_from(gpus[i], path, "readings.gpus[" + std::to_string(i) + "]"));
-  for (const char* key : {"pcie_source", "edac_source", "cpu_throttle_source", "gpu_source"})
+  for (const char* key : {"pcie_source", "edac_source", "cpu_throttle_source", "cpu_clock_source", "gpu_source"})
     if (j.contains(key) && !j[key].is_string()) bad_readings(path, std::string("readings.") + key + " must be a string");
   r.pcie_source = j.value("pcie_source", "recorded in " + path);
   r.edac_source = j.value("edac_source", "recorded in " + path);
   r.cpu_throttle_source = j.value("cpu_throttle_source", "recorded in " + path);
   r.gpu_source = j.value("gpu_source", "recorded in " + path);
+  r.cpu_clock_source = j.value("cpu_clock_source", r.cpu_clocks.empty() ? "no CPU clocks recorded in " + path : "recorded in " + path);
   // Readings recorded before the Xid check, or where the kernel log was not read, have no "xids".
   if (j.contains("xid_source") && !j["xid_source"].is_string()) bad_readings(path, "readings.xid_source must be a string");
   r.xid_source = j.value("xid_source", "no Xids recorded in " + path);

@@ -10,6 +10,7 @@ usage: check_health.py GPUCAL FIXTURES_DIR WORKDIR
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,14 +51,21 @@ def sysfs_cases():
           "PCIe: trained links judged, an untrained port and the host bridge left out")
     check(s[("memory_ecc", "mc0")] == "warn" and s[("memory_ecc", "mc1")] == "pass", "EDAC: corrected errors warn")
     check(s[("cpu_thermal_throttle", "cpu0")] == "pass", "CPU thermal throttle counters read")
+    check(s[("cpu_clock", "cpu0")] == "pass" and s[("cpu_clock", "cpu1")] == "pass" and
+          doc["readings"]["cpu_clock_under_load"] is True and doc["readings"]["cpu_clocks"][0]["cur_khz"] == 2893412,
+          "CPU clocks read under a load and judged against the base clock")
     check(s[("gpu", "-")] == "not available", "no GPU library: GPUs not available, never a pass")
     run = gpucal("--sysfs", os.path.join(FIX, "sysfs-narrow-nic"), "--node", "n2")
     check(run.returncode == 1 and "pcie_link             0000:3b:00.0" in run.stdout and "x8 of 16.0 GT/s PCIe x16" in run.stdout
           and "verdict: FAIL" in run.stdout, "a NIC trained at x8 of x16 fails the node")
+    check(re.search(r"cpu_clock +cpu0 +warn +1200 MHz of base 2400 +scaling_max_freq caps it at 1200 MHz", run.stdout),
+          f"a power policy capping a core below its base clock warns: {run.stdout}")
     run = gpucal("--sysfs", os.path.join(FIX, "sysfs-memory-error"), "--node", "n3", "--json", os.path.join(WORK, "m.json"))
     s = statuses(json.load(open(os.path.join(WORK, "m.json"))))
     check(run.returncode == 1 and s[("memory_ecc", "mc1")] == "fail" and s[("pcie_link", "0000:17:00.0")] == "warn",
           "uncorrected memory errors fail; a GPU link at 2.5 of 32 GT/s (idle power saving) only warns")
+    check(s[("cpu_clock", "cpu1")] == "fail" and s[("cpu_clock", "cpu0")] == "pass",
+          "a core at 1198 MHz of its 2400 MHz base under load fails")
     empty = os.path.join(WORK, "empty-sysfs")
     os.makedirs(empty, exist_ok=True)
     run = gpucal("--sysfs", empty, "--node", "n4")
@@ -218,6 +226,13 @@ def made_cases():
     for g in r["gpus"]:
         g["name"] = "Some Future GPU"
     cases.append(("a GPU no expectations file matches: the SKU checks are not available", r, ("gpu_sku", "-"), "not available", 0))
+    clocks = [{"cpu": 0, "cur_khz": 1500000, "base_khz": 0, "max_khz": 3700000, "policy_max_khz": 3700000}]
+    r = copy.deepcopy(base); r.update(cpu_clocks=clocks, cpu_clock_under_load=False)
+    cases.append(("clocks read idle: not available", r, ("cpu_clock", "-"), "not available", 0))
+    r = copy.deepcopy(base); r.update(cpu_clocks=clocks, cpu_clock_under_load=True)
+    cases.append(("no base clock: under half the maximum under load warns", r, ("cpu_clock", "cpu0"), "warn", 0))
+    r = copy.deepcopy(base); r.update(cpu_clocks=[dict(clocks[0], cur_khz=2000000)], cpu_clock_under_load=True)
+    cases.append(("no base clock: over half the maximum passes", r, ("cpu_clock", "cpu0"), "pass", 0))
     for i, (what, readings, key, status, rc) in enumerate(cases):
         run, doc = judged(readings, f"made{i}")
         check(doc is not None and statuses(doc).get(key) == status and run.returncode == rc,
