@@ -176,6 +176,11 @@ std::vector<Dimension> network_dimensions(const json& calibration, const ExportS
   const auto dim0 = intra_node_dimension(calibration, node, around, reduce_s_per_byte, report);
   if (!dim0) return dims;
   dims.push_back(*dim0);
+  if (settings.number("nodes") == 1.0) {  // one node modelled: the inter-node figures do not enter
+    report.notes.push_back("one dimension: --set nodes=1 models one node" +
+                           std::string(settings.has("inter_busbw_gbps") ? " (--set inter_busbw_gbps is not used)" : ""));
+    return dims;
+  }
   const auto inter = measured_inter_node(calibration);
   if (inter || settings.number("inter_busbw_gbps")) {
     const InterNodeAllreduce ar =

@@ -25,7 +25,8 @@ const std::vector<ExportSettingSpec>& export_setting_specs() {
        "the intra-node tier: Calculon networks[0].size, ASTRA-sim npus_count[0], NERSC nvlink_size, vTrain "
        "node_size"},
       {"nodes", K::kCount, "nodes",
-       "the modelled machine: Calculon networks[1].size = nodes x gpus_per_node, ASTRA-sim npus_count[1]"},
+       "the modelled machine: Calculon networks[1].size = nodes x gpus_per_node, ASTRA-sim npus_count[1] (1: one "
+       "dimension, no inter-node figure used)"},
       {"intra_group", K::kCount, "GPUs",
        "group size the intra-node collective figures are taken at (default gpus_per_node)"},
       {"inter_group", K::kCount, "GPUs",

@@ -92,6 +92,25 @@ TEST(ConformanceAstraSim, SimulatedAllreduceIsOursWithinAndAcrossNodes) {
   EXPECT_GT(net.bandwidth_gibps[0] * 1.073741824, testing::comm_truth("allreduce", 8, false).busbw_gbps);
 }
 
+// --set nodes=1 models one node: the network is dimension 0 alone, and no inter-node figure is
+// asked for or used (a calibration whose inter-node allreduce cannot be derived still exports).
+TEST(ConformanceAstraSim, OneNodeModelledIsTheIntraNodeDimensionAlone) {
+  json calibration = testing::conformance_calibration();
+  const std::string dir = testing::fresh_temp_dir();
+  const ExportReport r = export_with("astrasim", calibration, ExportSettings::parse({"nodes=1"}), dir);
+  ASSERT_TRUE(r.ok()) << format_export_report(r);
+  const AstraSimNetwork n = parse_as_astrasim(dir + "/astrasim/network.yml");
+  ASSERT_EQ(n.topology.size(), 1u);
+  EXPECT_EQ(n.npus[0], testing::kGpusPerNode);
+  bool said = false;
+  for (const auto& note : r.notes) said = said || note.find("--set nodes=1 models one node") != std::string::npos;
+  EXPECT_TRUE(said) << format_export_report(r);
+  // With two nodes the same calibration has its inter-node dimension.
+  const std::string two = testing::fresh_temp_dir();
+  ASSERT_TRUE(export_with("astrasim", calibration, ExportSettings::parse({"nodes=2"}), two).ok());
+  EXPECT_EQ(parse_as_astrasim(two + "/astrasim/network.yml").topology.size(), 2u);
+}
+
 TEST(ConformanceAstraSim, RefusesWithoutMemoryBandwidth) {
   json calibration = testing::conformance_calibration();
   calibration["memory"] = nullptr;
