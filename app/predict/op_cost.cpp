@@ -291,22 +291,34 @@ bool spans_nodes(const json& group) {
 }
 }  // namespace
 
-std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why) const {
+// A message between two ranks: the p2p fit of its tier, within a node or across nodes (where the
+// layout puts the pair on two nodes: group_nnodes). A pair across nodes with no p2p group measured
+// across nodes takes the intra-node fit, extrapolated, and says so.
+std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, const model::ParallelLayout& layout,
+                                             std::string& why) const {
   const json* groups = calibration_.is_object() ? &calibration_["communication"]["p2p"] : nullptr;
+  const bool across = group_nnodes(op.comm.group, op.comm.group_size, layout, options_.ranks_per_node) > 1;
   const json* pick = nullptr;
-  bool pingpong = false;
-  if (groups && groups->is_array()) {
+  bool pingpong = false, other_tier = false;
+  auto find = [&](bool spanning) {
+    if (!groups || !groups->is_array()) return;
     for (const char* pattern : {op.comm.collective.c_str(), "sendrecv", "pingpong"}) {
       for (const auto& g : *groups)
-        if (g["pattern"] == pattern && !spans_nodes(g) && g["best"]["form"].is_string()) pick = &g;
+        if (g["pattern"] == pattern && spans_nodes(g) == spanning && g["best"]["form"].is_string()) pick = &g;
       if (pick) {
         pingpong = std::string(pattern) == "pingpong";
-        break;
+        return;
       }
     }
+  };
+  find(across);
+  if (!pick && across) {
+    find(false);
+    other_tier = pick != nullptr;
   }
   if (!pick) {
-    why = "no p2p row of this size and no communication.p2p fit for " + op.comm.collective;
+    why = "no p2p row of this size and no communication.p2p fit for " + op.comm.collective +
+          (across ? " (the pair spans nodes at --ranks-per-node " + std::to_string(options_.ranks_per_node) + ")" : "");
     return std::nullopt;
   }
   const std::string form = (*pick)["best"]["form"];
@@ -318,9 +330,12 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
   const double s = static_cast<double>(op.comm.size_bytes);
   OpCost c;
   c.time_us = calibration::predict_comm_form(form, (*pick)[form], s, 1.0) / (pingpong ? 2.0 : 1.0);
-  c.provenance = inside_or_not(s >= lo && s <= hi);
+  c.provenance = other_tier ? Provenance::extrapolated : inside_or_not(s >= lo && s <= hi);
   c.method = "communication.p2p " + (*pick)["pattern"].get<std::string>() + " fit (" + form + ")" +
-             (pingpong ? ", half a round trip" : "");
+             (pingpong ? ", half a round trip" : "") + (across && !other_tier ? ", across nodes" : "") +
+             (other_tier ? ", within a node: the pair spans nodes at --ranks-per-node " +
+                               std::to_string(options_.ranks_per_node) + " and no p2p was measured across nodes"
+                         : "");
   c.sources.push_back("calibration communication.p2p[pattern=" + (*pick)["pattern"].get<std::string>() + "]." + form);
   const calibration::IntervalAt at = calibration::interval_at((*pick).value("interval", json()), s, c.time_us);
   c.has_interval = at.computed;
@@ -333,9 +348,9 @@ std::optional<OpCost> OpCoster::from_p2p_fit(const ModelOp& op, std::string& why
 namespace {
 
 // What an op's cost depends on: its bench, role (a --model run's row for that role wins) and
-// measurement cells (dtype included); a message's also on its group and, for a collective, on
-// the nodes the layout spreads the group over (group_nnodes), the one fact of the layout the
-// communication model reads.
+// measurement cells (dtype included); a message's also on its group and on the nodes the layout
+// spreads the group over (group_nnodes), the one fact of the layout the communication model and
+// the p2p tiers read.
 std::string answer_key(const ModelOp& op, const model::ParallelLayout& l, int64_t ranks_per_node) {
   std::string key = op.bench();
   key.reserve(160);
@@ -353,7 +368,7 @@ std::string answer_key(const ModelOp& op, const model::ParallelLayout& l, int64_
     key += '|';
     key += std::to_string(op.comm.group_size);
   }
-  if (op.kind == OpKind::collective) {
+  if (op.kind == OpKind::collective || op.kind == OpKind::p2p) {
     key += "|nodes=";
     key += std::to_string(group_nnodes(op.comm.group, op.comm.group_size, l, ranks_per_node));
   }
@@ -390,7 +405,7 @@ std::optional<OpCost> OpCoster::cost_point(const ModelOp& op, const model::Paral
     case OpKind::collective:
       return from_comm_model(op, layout, why);
     case OpKind::p2p:
-      return from_p2p_fit(op, why);
+      return from_p2p_fit(op, layout, why);
   }
   return std::nullopt;
 }

@@ -69,7 +69,7 @@ class OpCoster {
   std::optional<OpCost> from_memory_table(const model::ModelOp& op, std::string& why) const;
   std::optional<OpCost> from_comm_model(const model::ModelOp& op, const model::ParallelLayout& layout,
                                         std::string& why) const;
-  std::optional<OpCost> from_p2p_fit(const model::ModelOp& op, std::string& why) const;
+  std::optional<OpCost> from_p2p_fit(const model::ModelOp& op, const model::ParallelLayout& layout, std::string& why) const;
 
   const calibration::ResultsDir& results_;
   nlohmann::json calibration_;

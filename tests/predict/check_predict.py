@@ -252,6 +252,44 @@ def main():
                             for op in sends):
             sys.exit(f"FAIL: pp=2 stage messages not costed from the p2p fit: {sends}")
         print(f"ok: pp=2 with {len(sends)} stage-message ops from the p2p fit")
+        # 5. The p2p tiers: at --ranks-per-node 1 the stage pair spans two nodes. With nothing
+        # measured across nodes the intra-node fit is used, extrapolated, and says so; with rows
+        # across nodes (the measured rows again, src_node != dst_node, 3x slower: the decision
+        # on recorded values) their own fit prices it.
+        intra = {op["op_role"]: op for op in sends}
+        out = os.path.join(a.work, "pp2_rpn1.json")
+        run([a.gpucal, "predict", res] + MODEL[:-1] + ["2", "--pp", "2", "--ranks-per-node", "1", "--output", out])
+        spanning = [op for op in json.load(open(out))["ops"] if op["bench"] == "p2p"]
+        if not spanning or any(op["provenance"] != "extrapolated" or "no p2p was measured across nodes" not in op["method"]
+                               for op in spanning):
+            sys.exit(f"FAIL: a pair across nodes priced by the intra-node fit is not marked: {spanning}")
+        p2p_csv = os.path.join(res, "p2p.csv")
+        with open(p2p_csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+        fields = list(rows[0].keys())
+        across = []
+        for r in rows:
+            c = dict(r, dst_node=str(int(r["dst_node"] or 0) + 1), point=r["point"] + "/across")
+            for col in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_min", "time_us_max", "time_us_mean"):
+                if c.get(col):
+                    c[col] = str(3 * float(c[col]))
+            across.append(c)
+        with open(p2p_csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows + across)
+        for f in os.listdir(res):  # the calibration is made again from the CSVs
+            if f.startswith("calibration"):
+                os.remove(os.path.join(res, f))
+        run([a.gpucal, "predict", res] + MODEL[:-1] + ["2", "--pp", "2", "--ranks-per-node", "1", "--output", out])
+        spanning = [op for op in json.load(open(out))["ops"] if op["bench"] == "p2p"]
+        if not spanning or any("across nodes" not in op["method"] or op["provenance"] == "extrapolated" and
+                               "no p2p was measured" in op["method"] or
+                               not 2.5 < op["time_us_per_call"] / intra[op["op_role"]]["time_us_per_call"] < 3.5
+                               for op in spanning):
+            sys.exit(f"FAIL: a pair across nodes is not priced by the p2p fit across nodes: {spanning}")
+        print(f"ok: the stage pair across nodes priced by the inter-node p2p fit "
+              f"({spanning[0]['time_us_per_call'] / intra[spanning[0]['op_role']]['time_us_per_call']:.2f}x the intra-node)")
     else:
         # No collectives measured, no communication model: the TP messages cannot be costed.
         p = run([a.gpucal, "predict", res] + MODEL + ["--tp", "2", "--output", os.path.join(a.work, "x.json")], 1)
