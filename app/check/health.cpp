@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace gpucal::check {
 
@@ -81,14 +82,22 @@ void read_edac(const fs::path& root, HealthReadings& r) {
                                  : dir.string();
 }
 
-void read_cpu_throttle(const fs::path& root, HealthReadings& r) {
-  const fs::path dir = root / "devices/system/cpu";
+// The numbered CPUs under devices/system/cpu (cpu0, cpu1, ...; not cpufreq, cpuidle), with their folders.
+std::vector<std::pair<int, fs::path>> numbered_cpus(const fs::path& dir) {
+  std::vector<std::pair<int, fs::path>> out;
   for (const auto& cpu : sysfs_entries(dir, "cpu")) {
     const std::string name = cpu.filename().string().substr(3);
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) out.emplace_back(std::stoi(name), cpu);
+  }
+  return out;
+}
+
+void read_cpu_throttle(const fs::path& root, HealthReadings& r) {
+  const fs::path dir = root / "devices/system/cpu";
+  for (const auto& [index, cpu] : numbered_cpus(dir)) {
     const auto core = sysfs_integer(cpu / "thermal_throttle/core_throttle_count");
     const auto package = sysfs_integer(cpu / "thermal_throttle/package_throttle_count");
-    if (core) r.cpu_throttle.push_back({std::stoi(name), *core, package.value_or(0)});
+    if (core) r.cpu_throttle.push_back({index, *core, package.value_or(0)});
   }
   r.cpu_throttle_source = r.cpu_throttle.empty()
                               ? "no CPU under " + dir.string() + " exposes thermal_throttle/ (no therm_throt driver: a VM, or not Intel)"
@@ -98,13 +107,11 @@ void read_cpu_throttle(const fs::path& root, HealthReadings& r) {
 void read_cpu_clocks(const fs::path& root, HealthReadings& r) {
   const fs::path dir = root / "devices/system/cpu";
   r.cpu_clocks.clear();
-  for (const auto& cpu : sysfs_entries(dir, "cpu")) {
-    const std::string name = cpu.filename().string().substr(3);
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+  for (const auto& [index, cpu] : numbered_cpus(dir)) {
     const fs::path f = cpu / "cpufreq";
     const auto cur = sysfs_integer(f / "scaling_cur_freq"), max = sysfs_integer(f / "cpuinfo_max_freq");
     if (!cur || !max || *max <= 0) continue;
-    r.cpu_clocks.push_back({std::stoi(name), *cur, sysfs_integer(f / "base_frequency").value_or(0), *max,
+    r.cpu_clocks.push_back({index, *cur, sysfs_integer(f / "base_frequency").value_or(0), *max,
                             sysfs_integer(f / "scaling_max_freq").value_or(*max)});
   }
   r.cpu_clock_source = r.cpu_clocks.empty()
