@@ -293,7 +293,7 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
     fleet::JUnitCase jc{"gpucal.history." + t.node, t.metric, "", "", verdict};
     if (t.regression)
       jc.failure = t.metric + " on " + t.node + ": " + change_text(t) + " against " +
-                   (t.spread_from == "baseline file" ? t.basis : "its rolling baseline") +
+                   (t.spread_from == kFromBaselineFile ? t.basis : "its rolling baseline") +
                    (t.fleet_shift != 0 ? ", " + judged_text(t) + " beyond the fleet's own change" : std::string()) +
                    " (threshold " + threshold + ")";
     else if (!t.note.empty()) jc.skipped = t.note;
@@ -313,7 +313,7 @@ int run_regressions(const RegressionCommand& command, std::ostream& out) {
   if (!c.prometheus.empty()) fleet::write_prometheus(c.prometheus, regressions_prometheus(trends));
   // A gate that judged nothing fails closed: no series with a baseline to compare against.
   const auto judged = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.note.empty(); });
-  const auto by_file = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.spread_from == "baseline file"; });
+  const auto by_file = std::count_if(trends.begin(), trends.end(), [](const Trend& t) { return t.spread_from == kFromBaselineFile; });
   if (!file.empty() && by_file == 0) {
     write_stderr_line("gpucal: error: history regressions judged nothing against --baseline " + c.baseline +
                       ": none of its metrics is a node series with a latest figure in " + c.history +

@@ -94,7 +94,7 @@ std::optional<double> spread_for(Trend& t, double own_spread, const FleetSpread*
 void judge_against_file(Trend& t, const FileBaseline& f) {
   const double base = f.typical.value_or(f.floor);
   t.baseline = base;
-  t.spread_from = "baseline file";
+  t.spread_from = kFromBaselineFile;
   t.basis = f.basis;
   t.threshold = std::fabs(base - f.floor) / std::fabs(base);
   t.change = (*t.latest - base) / std::fabs(base);

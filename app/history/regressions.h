@@ -68,6 +68,8 @@ constexpr double kFalseFlagsPerNight = 0.05;
 // The subjects of the fleet-wide shift trends (the median change of all nodes, or of all pairs).
 inline constexpr const char* kFleetSubject = "(fleet)";
 inline constexpr const char* kFleetPairsSubject = "(fleet pairs)";
+// The spread_from of a trend judged against a baseline file's floor.
+inline constexpr const char* kFromBaselineFile = "baseline file";
 // The k a threshold uses for `series` series judged at once (options.k when set).
 double effective_k(const RegressionOptions& options, std::size_t series);
 
