@@ -54,7 +54,6 @@ struct Schedule {
   int64_t virtual_stages = 1;
 };
 
-// One costed operation: the op, its time per call.
 // An op at its time per call, with what compute_breakdown reads of it derived once (a prediction
 // runs the breakdown several times over the same ops: each end of the interval, each stage).
 struct CostedOp {

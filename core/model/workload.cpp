@@ -50,7 +50,7 @@ void ModelOp::visit_shape_cells(const std::function<void(std::string_view, std::
       num("k", gemm.k);
       num("batch", gemm.batch);
       cell("layout", gemm.layout);
-      cell("beta", gemm.beta == 0 ? "0" : gemm.beta == 1 ? "1" : format_number(gemm.beta));  // format_number's text
+      cell("beta", format_number(gemm.beta));
       cell("out_dtype", to_string(gemm.out_dtype));
       cell("dtype", dt);
       return;
