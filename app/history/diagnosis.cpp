@@ -24,57 +24,6 @@ std::vector<std::string> Diagnosis::suspect_links() const {
   return links;
 }
 
-// The robust reference of `values`; where half of them or more tie, the MAD is 0 and any other
-// figure would score an infinite z (a node's best pair counts for both its ends, so three nodes'
-// capacities always tie): the mean absolute deviation from the median stands in, times 1.2533 (its
-// factor to a normal sigma: the modified z-score's fallback, Iglewicz and Hoaglin). With three
-// figures the odd one then scores at most -2.4, so only the gross factor names it: three nodes
-// cannot rank one.
-namespace {
-std::optional<RobustReference> reference_of(const std::vector<double>& values) {
-  auto r = robust_reference(values);
-  if (!r || r->sigma > 0) return r;
-  double sum = 0;
-  for (double v : values) sum += std::fabs(v - r->median);
-  r->sigma = kMeanAbsToSigma * sum / static_cast<double>(values.size());
-  return r;
-}
-}  // namespace
-
-MetricTable rank_metric(const std::string& metric, Better better, const std::map<std::string, double>& values,
-                        const std::optional<RobustReference>& reference, const DiagnosisOptions& o) {
-  MetricTable t;
-  t.metric = metric;
-  t.better = better;
-  t.unit = metric_kind(metric).unit;
-  t.gross_factor = o.gross_factor;
-  std::vector<double> all;
-  for (const auto& [subject, v] : values) all.push_back(v);
-  t.reference = reference ? reference : reference_of(all);
-  const bool ranked = t.reference && static_cast<int>(all.size()) >= o.min_count && t.reference->count >= o.min_count;
-  for (const auto& [subject, v] : values) {
-    Ranked r{subject, v};
-    if (t.reference) {
-      r.z = robust_z(v, *t.reference);
-      r.deviation = t.reference->median != 0 ? (v - t.reference->median) / std::fabs(t.reference->median) : 0;
-      // Worse by the factor 1 - min_deviation either way: 10% below a bandwidth's median, or
-      // 1/0.9 = 1.11 times a latency's.
-      const double m = t.reference->median;
-      const bool far = better == Better::higher ? v <= m * (1 - o.min_deviation) : v * (1 - o.min_deviation) >= m;
-      const double sign = better == Better::higher ? -1 : 1;  // +1: the bad direction is up
-      r.gross = ranked && o.gross_factor > 1 && m > 0 &&
-                (better == Better::higher ? v * o.gross_factor <= m : v >= m * o.gross_factor);
-      r.outlier = (ranked && sign * r.z >= o.z_threshold && far) || r.gross;
-    }
-    r.suspect = r.outlier;
-    t.rows.push_back(r);
-  }
-  std::sort(t.rows.begin(), t.rows.end(), [&](const Ranked& a, const Ranked& b) {
-    return better == Better::higher ? a.value < b.value : a.value > b.value;
-  });
-  return t;
-}
-
 namespace {
 
 // The expectations per node: by --expect FILE for all, or by each node's device.
@@ -298,7 +247,7 @@ void rank_pairs(LinkMetric& m, const std::set<std::string>& named, Diagnosis& d,
     by_pair[link_folder_name(p.a, p.b)] = p.value;
     if (!named.count(p.a) && !named.count(p.b)) healthy.push_back(p.value);
   }
-  const auto reference = static_cast<int>(healthy.size()) >= d.options.min_count ? reference_of(healthy) : m.cap.reference;
+  const auto reference = static_cast<int>(healthy.size()) >= d.options.min_count ? tied_robust_reference(healthy) : m.cap.reference;
   MetricTable pair_table = rank_metric(m.id, metric_kind(m.id).better, by_pair, reference, d.options);
   apply_floors(pair_table, *m.floors, m.owner);
   for (const Ranked& r : pair_table.rows) {
@@ -393,6 +342,26 @@ void name_link_findings(LinkFindings findings, Diagnosis& d) {
     for (const LinkFinding& x : what) d.suspects.push_back(x.as_link);
 }
 
+// Last, a node's typical pair (typical_pair_of_nodes: its share of every pair it is in, with a
+// typical peer), for the nodes nothing named yet: one whose best pair a lucky sample lifted, or one
+// in half the pairs (of 4 nodes, a node is in 3 of the 6 pairs: it moves their median, so neither
+// its pairs nor its capacity stand out) still shows slow here.
+void rank_typical_pairs(const LinkMetric& m, Diagnosis& d) {
+  const std::vector<std::string> named = d.suspect_nodes();
+  std::vector<std::tuple<std::string, std::string, double>> values;
+  std::map<std::string, int> count;
+  for (const auto& p : m.pairs) values.emplace_back(p.a, p.b, p.value), ++count[p.a], ++count[p.b];
+  const MetricTable typical =
+      rank_metric(m.id, metric_kind(m.id).better, typical_pair_of_nodes(values), std::nullopt, d.options);
+  const int rail = rail_of(m.id);
+  const std::string rail_words = rail < 0 ? "" : "rail " + std::to_string(rail) + ": ";
+  for (const Ranked& r : typical.rows)
+    if (r.suspect && count[r.subject] >= 2 && std::find(named.begin(), named.end(), r.subject) == named.end())
+      d.suspects.push_back(suspect_of(r, typical, rail < 0 ? "node links" : "rail",
+                                      rail_words + "its pairs typically " + format_value(r.value) + " " + typical.unit +
+                                          " (its share of all " + std::to_string(count[r.subject]) + " of them): "));
+}
+
 void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d) {
   std::map<std::string, std::vector<PairValue>> by_metric;
   for (const auto& p : f.pairs) {
@@ -410,6 +379,7 @@ void diagnose_links(const FleetDir& f, const ExpectationsBySku& e, Diagnosis& d)
   for (auto& m : metrics) rank_pairs(m, named, d, findings);
   failing_link_steps(f, named, findings);
   name_link_findings(std::move(findings), d);
+  for (const auto& m : metrics) rank_typical_pairs(m, d);
 }
 
 void diagnose_groups(const FleetDir& f, Diagnosis& d) {

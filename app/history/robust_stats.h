@@ -5,7 +5,10 @@
 // operators use to find bad nodes").
 #pragma once
 #include <cstddef>
+#include <map>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace gpucal::fleet {
@@ -29,6 +32,14 @@ struct RobustReference {
 // nullopt when `values` is empty.
 std::optional<RobustReference> robust_reference(const std::vector<double>& values);
 
+// The robust reference of `values`, one that can rank them: where half of them or more tie, the
+// MAD is 0 and any other figure would score an infinite z (a node's best pair counts for both its
+// ends, so three nodes' capacities always tie): the mean absolute deviation from the median stands
+// in, times 1.2533 (its factor to a normal sigma: the modified z-score's fallback, Iglewicz and
+// Hoaglin). With three figures the odd one then scores at most -2.4, so only the gross factor
+// names it: three nodes cannot rank one.
+std::optional<RobustReference> tied_robust_reference(const std::vector<double>& values);
+
 // (x - median) / sigma; +-infinity when sigma is 0 and x differs from the median, 0 when equal.
 double robust_z(double x, const RobustReference& reference);
 
@@ -36,5 +47,14 @@ double robust_z(double x, const RobustReference& reference);
 // expectation over `tests` tests (Bonferroni), at least `floor`: the tail beyond z, one side or
 // both (`two_sided`), is expected_false / tests. Solved by bisection up to max(floor, 12).
 double multiple_test_z(double expected_false, std::size_t tests, bool two_sided, double floor);
+
+// Each node's share of the figures between pairs of nodes: log(value of pair a--b) is taken as
+// overall + effect(a) + effect(b) + noise, fitted by median polish (Tukey): each node's effect moves
+// by the median of its pairs' residuals until they settle. A node with a slow port slows all its
+// pairs and takes their whole drop as its effect; one slow pair, or one lucky one, moves its
+// nodes' medians little. Returns exp(overall + effect): the node's typical pair with a typical peer,
+// in the values' unit. Values must be positive; a node in no pair is absent.
+std::map<std::string, double> typical_pair_of_nodes(
+    const std::vector<std::tuple<std::string, std::string, double>>& pairs);
 
 }  // namespace gpucal::fleet

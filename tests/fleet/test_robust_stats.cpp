@@ -44,3 +44,26 @@ TEST(MultipleTestZ, GrowsWithTheTestsAndKeepsItsFloor) {
   EXPECT_EQ(gpucal::fleet::multiple_test_z(0.05, 5, true, 3), 3);
   EXPECT_EQ(gpucal::fleet::multiple_test_z(0.05, 200, false, 3.5), 3.5);
 }
+
+// Median polish of a pair matrix: six nodes whose pairs are 40 GB/s times a node factor each end
+// (node c at a quarter), one pair (a--b) at a fifth of that besides. Each node's typical pair comes
+// back as 40 x its own factor (c: 10), and the one slow pair moves neither a nor b.
+TEST(TypicalPairOfNodes, GivesEachNodeItsShareAndShrugsOffOnePair) {
+  const std::map<std::string, double> factor{{"a", 1.0}, {"b", 1.02}, {"c", 0.25}, {"d", 0.98}, {"e", 1.0}, {"f", 1.01}};
+  std::vector<std::tuple<std::string, std::string, double>> pairs;
+  for (auto x = factor.begin(); x != factor.end(); ++x)
+    for (auto y = std::next(x); y != factor.end(); ++y) {
+      const double slow = x->first == "a" && y->first == "b" ? 0.2 : 1.0;
+      pairs.emplace_back(x->first, y->first, 40.0 * x->second * y->second * slow);
+    }
+  const auto typical = gpucal::fleet::typical_pair_of_nodes(pairs);
+  ASSERT_EQ(typical.size(), 6u);
+  const double reference = typical.at("e");  // a factor-1 node
+  EXPECT_NEAR(typical.at("c") / reference, 0.25, 0.01);
+  EXPECT_NEAR(typical.at("a") / reference, 1.0, 0.03);
+  EXPECT_NEAR(typical.at("b") / reference, 1.02, 0.03);
+  EXPECT_NEAR(reference, 40.0, 1.5);
+  // A pair without a positive figure is left out; a node in no other pair is absent.
+  pairs.emplace_back("g", "a", 0.0);
+  EXPECT_EQ(gpucal::fleet::typical_pair_of_nodes(pairs).count("g"), 0u);
+}
