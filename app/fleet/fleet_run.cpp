@@ -65,6 +65,28 @@ std::string fmt_s(double s) {
   return text;
 }
 
+// Why a step failed, as its log says: the last line that reads as an error (srun's "Unable to
+// create step", an MPI abort, a bench's "error:"), else the last line; "" for an empty log.
+std::string log_cause(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line, last, last_error;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) continue;
+    last = line;
+    std::string lower = line;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    for (const char* word : {"error", "unable", "abort", "killed", "not responding", "refused", "denied", "failed"})
+      if (lower.find(word) != std::string::npos) {
+        last_error = line;
+        break;
+      }
+  }
+  std::string cause = last_error.empty() ? last : last_error;
+  if (cause.size() > 200) cause = cause.substr(0, 197) + "...";
+  return cause;
+}
+
 std::string step_status(const StepOutcome& r) {
   if (r.interrupted) return "interrupted";
   if (r.timed_out) return "timed out";
@@ -141,7 +163,9 @@ void node_phase(Context& c) {
       detail = "stopped after " + fmt_s(results[i].seconds) + " (timeout or straggler limit); kept what it measured";
       node["status"] = "timed out";
     } else if (results[i].status != 0 && !results[i].interrupted) {
-      detail = "gpucal run exited " + std::to_string(results[i].status) + "; see nodes/" + n + ".log";
+      const std::string cause = log_cause(steps[i].log_path);
+      detail = "gpucal run exited " + std::to_string(results[i].status) + (cause.empty() ? "" : ": " + cause) +
+               " (nodes/" + n + ".log)";
       node["status"] = "failed";
     }
     node["detail"] = detail;

@@ -122,6 +122,22 @@ for n in m['nodes']:
     verdict = json.load(open(path)).get('verdict') if os.path.exists(path) else None
     check(verdict in ('pass', 'nothing checked', 'fail'), f"{n['name']}: no health verdict in {path} ({verdict})")
 
+# A node whose gpucal run fails: the manifest and the report say why, from the node's log (here a
+# bin dir that has only what the link phase needs, so the suite is incomplete on every node).
+partial_bin = os.path.join(WORK, 'partial-bin')
+os.makedirs(partial_bin)
+for bench in ('bench_p2p', 'bench_collectives'):
+    os.symlink(os.path.join(os.path.dirname(os.path.abspath(GPUCAL)), '..', bench, bench), os.path.join(partial_bin, bench))
+failing = os.path.join(WORK, 'failing')
+p = subprocess.run([GPUCAL, 'fleet', 'run', failing, '--launcher', 'local', '--nodes', 'a,b,c', '--suite', 'fleet-smoke',
+                    '--backend', 'host', '--phases', 'node', '--no-health', '--bin-dir', partial_bin],
+                   capture_output=True, text=True, timeout=300)
+m = json.load(open(os.path.join(failing, 'fleet.json')))
+cause = 'gpucal run exited 1: gpucal: error: suite fleet-smoke incomplete: gemm not built'
+check(p.returncode == 1 and all(n['status'] == 'failed' and cause in n.get('detail', '') for n in m['nodes']),
+      f"failed nodes' cause (exit {p.returncode}): {m['nodes']}")
+check(cause in p.stdout, f'the report does not say why the nodes failed:\n{p.stdout}')
+
 for f in failures:
     print('FAIL:', f)
 print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failure(s)")
