@@ -246,11 +246,17 @@ node_index() {
 }
 
 # Both directions of the node's only link: the bridge side shapes what reaches it, the
-# namespace side what it sends.
+# namespace side what it sends. The bucket's burst: 32 kbit, or 1 ms of the rate where that is
+# more (16gbit: 2 MB). A burst far below the rate's packets caps lower than asked (with 32 kbit, a
+# 16gbit cap passed 1.4 Gbit/s); one far above lets a bench's messages through at full speed.
 fault_link() {
-  local i; i=$(node_index "$1")
-  tc qdisc replace dev "${PREFIX}veth$i" root tbf rate "$2" burst 32kbit latency 400ms
-  tc -n "$(netns_of "$i")" qdisc replace dev eth0 root tbf rate "$2" burst 32kbit latency 400ms
+  local i burst; i=$(node_index "$1")
+  burst=$(python3 -c 'import re,sys; m=re.fullmatch(r"([0-9.]+)([kmg]?)bit",sys.argv[1].lower())
+if not m: sys.exit("fault link: RATE like 8mbit or 16gbit, got "+sys.argv[1])
+b=float(m[1])*{"":1,"k":1e3,"m":1e6,"g":1e9}[m[2]]
+print("%db" % max(4000, b/8/1000))' "$2") || die "fault link: bad RATE '$2'"
+  tc qdisc replace dev "${PREFIX}veth$i" root tbf rate "$2" burst "$burst" latency 400ms
+  tc -n "$(netns_of "$i")" qdisc replace dev eth0 root tbf rate "$2" burst "$burst" latency 400ms
 }
 
 # Only the packets to or from rank RAIL's ports (the TaskProlog's range), both ways: an HTB root
