@@ -14,17 +14,6 @@ using nlohmann::json;
 
 void write_json_file(const json& document, const std::string& path) { write_file_atomic(path, document.dump(2) + "\n"); }
 
-std::string json_parse_error_text(const std::exception& e) {
-  std::string text = e.what();
-  if (text.rfind("[json.exception.", 0) == 0) {
-    const auto close = text.find("] ");
-    if (close != std::string::npos) text.erase(0, close + 2);
-  }
-  for (const char* lead : {"parse error at ", "parse error: "})
-    if (text.rfind(lead, 0) == 0) text.erase(0, std::string(lead).size());
-  return text;
-}
-
 json read_json_document(const std::string& path) {
   if (const std::string why = not_a_regular_file(path); !why.empty()) throw std::runtime_error(path + ": " + why);
   std::ifstream in(path);

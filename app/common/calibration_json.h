@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/common/results_dir.h"
+#include "core/output/strict_json.h"
 
 namespace gpucal::calibration {
 
@@ -21,8 +22,7 @@ nlohmann::json read_calibration_file(const std::string& path);
 // regular file of valid JSON.
 nlohmann::json read_json_document(const std::string& path);
 
-// A JSON parse error in words, without the library's "[json.exception.parse_error.101] parse
-// error at" prefix: "line 1, column 2: syntax error while parsing value - invalid literal".
-std::string json_parse_error_text(const std::exception& e);
+// A JSON parse error in words (core/output/strict_json.h).
+using ::gpucal::json_parse_error_text;
 
 }  // namespace gpucal::calibration

@@ -95,7 +95,7 @@ void check_value(const ExportSettingSpec& spec, const std::string& item, const s
   }
   if (spec.kind == SettingKind::kBytes) {
     try {
-      parse_size(value, "--set " + spec.key, {.min = 1});
+      parse_size(value, "set " + spec.key, {.min = 1});  // parse_size adds the "--"
     } catch (const std::exception& e) {
       fail(std::string("expected a size in bytes from 1 to 2^52, suffixes K M G T (") + e.what() + ")");
     }
@@ -141,7 +141,7 @@ std::optional<double> ExportSettings::number(const std::string& key) const {
   const auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   const ExportSettingSpec* spec = find_spec(key);
-  if (spec && spec->kind == SettingKind::kBytes) return static_cast<double>(parse_size(it->second, "--set " + key));
+  if (spec && spec->kind == SettingKind::kBytes) return static_cast<double>(parse_size(it->second, "set " + key));
   return std::stod(it->second);
 }
 

@@ -120,10 +120,10 @@ void add_fleet_run(CLI::App& fleet, State& s) {
 void add_fleet_others(CLI::App& fleet, State& s) {
   auto* r = s.fleet_report = fleet.add_subcommand("report", "rank nodes and links; name the suspects (exit 1 when there are)");
   r->add_option("FLEET_DIR", s.report.fleet_dir, "a gpucal fleet run folder")->required();
-  r->add_option("--markdown", s.report.markdown, "default FLEET_DIR/report.md")->type_name("FILE");
+  r->add_option("--markdown", s.report.markdown, "the report as markdown (default: FLEET_DIR/report.md)")->type_name("FILE");
   r->add_option("--html", s.report.html, "the report as an HTML page with plots (default: FLEET_DIR/report.html)")->type_name("FILE");
-  r->add_option("--json", s.report.json, "default FLEET_DIR/report.json")->type_name("FILE");
-  r->add_option("--junit", s.report.junit, "default FLEET_DIR/report.junit.xml")->type_name("FILE");
+  r->add_option("--json", s.report.json, "the report as JSON (default: FLEET_DIR/report.json)")->type_name("FILE");
+  r->add_option("--junit", s.report.junit, "the report as JUnit XML (default: FLEET_DIR/report.junit.xml)")->type_name("FILE");
   r->add_option("--prometheus", s.report.prometheus, "also write node_exporter's textfile collector gauges (.prom)")->type_name("FILE");
   r->add_option("--history", s.report.history, "record the run in this history file (SQLite)")->type_name("FILE");
   r->add_option("--cluster", s.report.cluster, "cluster name for the history (default: fleet.json's)");

@@ -177,7 +177,7 @@ std::vector<ImportedRun> parse_nccl_tests_json_file(const std::string& path, con
   try {
     doc = parse_json_unique_keys(all.str());
   } catch (const std::exception& e) {
-    throw ImportError(path, 0, std::string("looks like JSON but does not parse: ") + e.what());
+    throw ImportError(path, 0, "does not parse as JSON (nccl-tests -J output): " + json_parse_error_text(e));
   }
   if (!doc.is_object() || !doc.contains("results"))
     throw ImportError(path, lines.empty() ? 0 : lines.front().number,

@@ -31,18 +31,33 @@ std::string takes_of(const CLI::Option& o) {
   return kind;
 }
 
+// The description up to its first ';' or line end, without a parenthesis that clause leaves open
+// ("history file (SQLite; ...)" reads "history file").
 std::string first_clause(const std::string& help) {
   const std::size_t end = help.find_first_of(";\n");
   std::string text = help.substr(0, end);
+  int depth = 0;
+  std::size_t open_at = std::string::npos;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(' && depth++ == 0) open_at = i;
+    if (text[i] == ')' && depth > 0) --depth;
+  }
+  if (depth > 0) text.erase(open_at);
   while (!text.empty() && (text.back() == ':' || text.back() == ' ')) text.pop_back();
-  if (text.size() > 90) text = text.substr(0, text.rfind(' ', 87)) + " ...";
+  return text;
+}
+
+std::string shortened(std::string text, std::size_t limit = 90) {
+  if (text.size() > limit) text = text.substr(0, text.rfind(' ', limit - 3)) + " ...";
   return text;
 }
 
 // A default a verb states in its flag's words, "(default: results/SUITE)" or "(default X)", when
-// CLI11 holds none (a path made from another argument); "required" for a required flag.
-std::string stated_default(const CLI::Option& o, const std::string& help) {
+// CLI11 holds none (a path made from another argument); "required" for a required flag. Only in
+// the first line: a later line's "(default ...)" is one of the value's keys' (--set's).
+std::string stated_default(const CLI::Option& o, const std::string& description) {
   if (o.get_required()) return "required";
+  const std::string help = description.substr(0, description.find('\n'));
   for (const char* lead : {"(default: ", "(default "}) {
     const std::size_t at = help.find(lead);
     if (at == std::string::npos) continue;
@@ -70,17 +85,28 @@ void collect(const CLI::App& app, const std::string& verb, std::vector<std::pair
 registry::Listing list_flags(const CLI::App& gpucal) {
   std::vector<std::pair<std::string, FlagUse>> uses;
   collect(gpucal, "", uses);
-  // One row per (flag, takes, default): the verbs that share it, and the first verb's words.
+  // One row per (flag, takes, default): the verbs that share it, and their words where they agree,
+  // else the first verb's words under its name (the others' are in their --help).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::vector<std::string>, std::string>> rows;
   for (const auto& [name, use] : uses) {
     auto& row = rows[{name, use.takes, use.fallback}];
-    if (row.first.empty()) row.second = use.help;
-    row.first.push_back(use.verb.empty() ? "gpucal" : use.verb);
+    const std::string verb = use.verb.empty() ? "gpucal" : use.verb;
+    const auto ends_with = [](const std::string& text, const std::string& tail) {
+      return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (row.first.empty() || (use.help.size() > row.second.size() && ends_with(use.help, row.second)))
+      row.second = use.help;  // the same words, one verb with a lead ("workload targets: ")
+    else if (!ends_with(row.second, use.help) && row.second.rfind(row.first.front() + ": ", 0) != 0)
+    {
+      const std::string lead = row.first.front() + ": ", tail = "; others: see their --help";
+      row.second = lead + shortened(row.second, 90 - lead.size() - tail.size()) + tail;
+    }
+    row.first.push_back(verb);
   }
   registry::Listing t{.columns = {"flag", "takes", "default", "verbs", "meaning"}, .code_columns = {0}};
   for (const auto& [key, row] : rows) {
     const auto& [name, takes, fallback] = key;
-    t.rows.push_back({name, takes, fallback.empty() ? "-" : fallback, registry::join(row.first), row.second});
+    t.rows.push_back({name, takes, fallback.empty() ? "-" : fallback, registry::join(row.first), shortened(row.second)});
   }
   return t;
 }

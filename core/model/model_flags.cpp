@@ -75,7 +75,8 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
     dtype_opt = layout_opt(
         app.add_option("--dtype", dtype,
                        what + "bf16, fp16, fp32, fp8 (the linear layers' GEMMs in fp8_e4m3, the rest bf16, as "
-                              "Transformer Engine); auto: fp32 on host, bf16 on GPUs"));
+                              "Transformer Engine); auto: fp32 on host, bf16 on GPUs")
+            ->capture_default_str());
 }
 
 void ModelFlags::require_model_for_layout_flags() const {

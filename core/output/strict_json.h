@@ -48,4 +48,17 @@ inline nlohmann::json parse_json_unique_keys(const std::string& text) {
   return doc;
 }
 
+// A JSON parse error in words, without the library's "[json.exception.parse_error.101] parse
+// error at" prefix: "line 1, column 2: syntax error while parsing value - invalid literal".
+inline std::string json_parse_error_text(const std::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto close = text.find("] ");
+    if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  for (const char* lead : {"parse error at ", "parse error: "})
+    if (text.rfind(lead, 0) == 0) text.erase(0, std::string(lead).size());
+  return text;
+}
+
 }  // namespace gpucal

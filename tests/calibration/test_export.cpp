@@ -54,6 +54,7 @@ TEST(ExportSettings, ParsesKnownKeysAndRejectsBadOnesWithTheItemNamed) {
   for (const char* bad : {"comm_bytes=1e19", "comm_bytes=1e300", "comm_bytes=0.5", "comm_bytes=0", "comm_bytes=-4",
                           "comm_bytes=8P"})
     EXPECT_NE(error_of({bad}).find("expected a size in bytes from 1 to 2^52"), std::string::npos) << bad;
+  EXPECT_EQ(error_of({"comm_bytes=0"}).find("----"), std::string::npos) << error_of({"comm_bytes=0"});
 }
 
 TEST(ExportComm, TakesTheAskedGroupSizeAndItsBandwidthRegime) {

@@ -32,8 +32,8 @@ def run_process(ctx, name, argv, budget, env=None):
     with open(log_path, "w") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()
-        # Its own process group (not session: a remote runner ends what a call leaves running,
-        # except processes in a session of their own), so the step can be stopped as a whole.
+        # Its own process group, not its own session (a caller that ends what it leaves running
+        # finds a process by its session), so the step can be stopped as a whole.
         StopRequest.defer = True
         try:
             proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env or ctx.env, process_group=0)

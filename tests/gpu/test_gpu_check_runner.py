@@ -151,7 +151,7 @@ class SignalTest(unittest.TestCase):
             fields = f.read().splitlines()[-1].rsplit(")", 1)[1].split()  # state ppid pgrp session ...
         pgid, sid = int(fields[2]), int(fields[3])
         self.assertNotEqual(pgid, os.getpgid(0))
-        self.assertEqual(sid, os.getsid(0))  # a remote runner ends what a call leaves: no session of its own
+        self.assertEqual(sid, os.getsid(0))  # a caller ends what it leaves by session: no session of its own
 
 
 class ExportTest(unittest.TestCase):
