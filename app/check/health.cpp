@@ -1,4 +1,5 @@
 #include "app/check/health.h"
+#include "app/check/cgroup_health.h"
 #include "app/check/expectations.h"
 #include "app/check/xid_health.h"
 
@@ -180,6 +181,7 @@ void judge_host_counters(const HealthReadings& r, std::vector<HealthLine>& out) 
                       : health_line("cpu_thermal_throttle", "cpu" + std::to_string(c.cpu), "pass", value));
   }
   judge_cpu_clocks(r, out);
+  judge_cpu_quota(r, out);
 }
 
 std::string reading_text(const std::optional<unsigned long long>& v) { return v ? std::to_string(*v) : "-"; }
@@ -283,6 +285,7 @@ void read_sysfs_health(const std::string& sysfs_root, HealthReadings& into) {
   read_edac(sysfs_root, into);
   read_cpu_throttle(sysfs_root, into);
   read_cpu_clocks(sysfs_root, into);
+  read_cpu_quota(sysfs_root, into);
 }
 
 void read_cpu_clocks_under_load(const std::string& sysfs_root, HealthReadings& into, double seconds) {

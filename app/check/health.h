@@ -66,6 +66,14 @@ struct XidEvent {
   std::string text;
 };
 
+// The CPU quota of the process's cgroup (app/check/cgroup_health.h).
+struct CpuQuotaReading {
+  std::string cgroup;       // the process's cgroup, "/slurm/uid_0/job_12"
+  std::string bound_by;     // the cgroup whose quota binds (it or one above it)
+  double limit_cpus = 0;    // quota / period; 0: no quota
+  int allowed_cpus = 0;     // the CPUs the process may run on (its affinity)
+};
+
 // What a node exposes. `*_source` says where a kind was read, or why it is not available.
 struct HealthReadings {
   std::vector<PcieLinkReading> pcie;
@@ -77,6 +85,8 @@ struct HealthReadings {
   std::vector<CpuClockReading> cpu_clocks;
   std::string cpu_clock_source;
   bool cpu_clock_under_load = false;  // the clocks were read while every core was busy
+  std::optional<CpuQuotaReading> cpu_quota;
+  std::string cpu_quota_source;
   std::vector<GpuReading> gpus;
   std::string gpu_source;
   std::vector<XidEvent> xids;

@@ -1,5 +1,6 @@
 #include "app/check/health_command.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -62,18 +63,21 @@ HealthReadings gather(const HealthOptions& o) {
 std::string format_health(const std::vector<HealthLine>& lines) {
   std::ostringstream out;
   std::map<std::string, int> passes;
-  out << std::left << std::setw(22) << "check" << std::setw(15) << "subject" << std::setw(15) << "status"
+  int subject_width = 15;  // wider for a long subject (a cgroup's path), a space always after it
+  for (const auto& l : lines)
+    if (l.status != "pass") subject_width = std::max(subject_width, static_cast<int>(l.subject.size()) + 2);
+  out << std::left << std::setw(22) << "check" << std::setw(subject_width) << "subject" << std::setw(15) << "status"
       << std::setw(42) << "value" << "detail\n";
   for (const auto& l : lines) {
     if (l.status == "pass") {
       ++passes[l.check];
       continue;
     }
-    out << std::left << std::setw(22) << l.check << std::setw(15) << l.subject << std::setw(15) << l.status
+    out << std::left << std::setw(22) << l.check << std::setw(subject_width) << l.subject << std::setw(15) << l.status
         << std::setw(42) << l.value << l.detail << "\n";
   }
   for (const auto& [check, n] : passes)
-    out << std::left << std::setw(22) << check << std::setw(15) << (std::to_string(n) + " subject(s)") << "pass\n";
+    out << std::left << std::setw(22) << check << std::setw(subject_width) << (std::to_string(n) + " subject(s)") << "pass\n";
   return out.str();
 }
 

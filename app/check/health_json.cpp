@@ -97,6 +97,10 @@ json readings_to_json(const HealthReadings& r) {
                                {"policy_max_khz", c.policy_max_khz}});
   j["cpu_clock_source"] = r.cpu_clock_source;
   j["cpu_clock_under_load"] = r.cpu_clock_under_load;
+  j["cpu_quota_source"] = r.cpu_quota_source;
+  if (r.cpu_quota)
+    j["cpu_quota"] = {{"cgroup", r.cpu_quota->cgroup}, {"bound_by", r.cpu_quota->bound_by},
+                      {"limit_cpus", r.cpu_quota->limit_cpus}, {"allowed_cpus", r.cpu_quota->allowed_cpus}};
   for (const auto& g : r.gpus) {
     json links = json::array();
     for (const auto& l : g.nvlinks)
@@ -155,14 +159,24 @@ HealthReadings readings_from_json(const json& j, const std::string& path) {
       bad_readings(path, "readings.cpu_clock_under_load must be true or false");
     r.cpu_clock_under_load = j.value("cpu_clock_under_load", false);
   }
+  // Readings recorded before the quota check, or where the cgroup could not be read, have none.
+  if (j.contains("cpu_quota") && !j["cpu_quota"].is_null()) {
+    const json& q = j["cpu_quota"];
+    if (!q.is_object()) bad_readings(path, "readings.cpu_quota must be an object");
+    r.cpu_quota = CpuQuotaReading{readings_string(q, "cgroup", path, "readings.cpu_quota"),
+                                  readings_string(q, "bound_by", path, "readings.cpu_quota"),
+                                  required_number<double>(q, "limit_cpus", path, "readings.cpu_quota"),
+                                  required_number<int>(q, "allowed_cpus", path, "readings.cpu_quota")};
+  }
   const json& gpus = readings_array(j, "gpus", path);
   for (std::size_t i = 0; i < gpus.size(); ++i) r.gpus.push_back(gpu_from(gpus[i], path, "readings.gpus[" + std::to_string(i) + "]"));
-  for (const char* key : {"pcie_source", "edac_source", "cpu_throttle_source", "cpu_clock_source", "gpu_source"})
+  for (const char* key : {"pcie_source", "edac_source", "cpu_throttle_source", "cpu_clock_source", "cpu_quota_source", "gpu_source"})
     if (j.contains(key) && !j[key].is_string()) bad_readings(path, std::string("readings.") + key + " must be a string");
   r.pcie_source = j.value("pcie_source", "recorded in " + path);
   r.edac_source = j.value("edac_source", "recorded in " + path);
   r.cpu_throttle_source = j.value("cpu_throttle_source", "recorded in " + path);
   r.gpu_source = j.value("gpu_source", "recorded in " + path);
+  r.cpu_quota_source = j.value("cpu_quota_source", r.cpu_quota ? "recorded in " + path : "no CPU quota recorded in " + path);
   r.cpu_clock_source = j.value("cpu_clock_source", r.cpu_clocks.empty() ? "no CPU clocks recorded in " + path : "recorded in " + path);
   // Readings recorded before the Xid check, or where the kernel log was not read, have no "xids".
   if (j.contains("xid_source") && !j["xid_source"].is_string()) bad_readings(path, "readings.xid_source must be a string");

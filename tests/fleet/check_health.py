@@ -66,6 +66,22 @@ def sysfs_cases():
           "uncorrected memory errors fail; a GPU link at 2.5 of 32 GT/s (idle power saving) only warns")
     check(s[("cpu_clock", "cpu1")] == "fail" and s[("cpu_clock", "cpu0")] == "pass",
           "a core at 1198 MHz of its 2400 MHz base under load fails")
+    # The CPU quota of the process's cgroup, from a root's proc/self/cgroup and sys/fs/cgroup: v1's
+    # cpu controller capped at 30% of a core two levels up (the job's own cgroup has none), and
+    # v2's cpu.max at 1.5 of the 2 CPUs; a sysfs copy with no proc beside it says so.
+    run = gpucal("--sysfs", os.path.join(FIX, "root-cpu-capped", "sys"), "--node", "n5", "--json", os.path.join(WORK, "q.json"))
+    doc = json.load(open(os.path.join(WORK, "q.json")))
+    check(run.returncode == 1 and statuses(doc)[("cpu_quota", "/gc-gcnode3/job_12")] == "fail" and
+          doc["readings"]["cpu_quota"] == {"cgroup": "/gc-gcnode3/job_12", "bound_by": "/gc-gcnode3", "limit_cpus": 0.3,
+                                           "allowed_cpus": 2} and
+          "cgroup /gc-gcnode3 allows 0.30 CPUs of the 2 it may run on" in run.stdout,
+          f"a cgroup v1 CPU quota of 30% of a core fails the node: {run.stdout}")
+    run = gpucal("--sysfs", os.path.join(FIX, "root-cpu-v2", "sys"), "--node", "n6")
+    check(run.returncode == 0 and re.search(r"cpu_quota +/system.slice/slurmstepd.scope/job_7 +warn +1.50 CPUs of the 2", run.stdout),
+          f"a cgroup v2 cpu.max of 1.5 CPUs of 2 warns: {run.stdout}")
+    run = gpucal("--sysfs", os.path.join(FIX, "sysfs-healthy"), "--node", "n1")
+    check(re.search(r"cpu_quota +- +not available +- +no \S*proc/self/cgroup", run.stdout),
+          f"a sysfs copy with no proc/ beside it: the quota is not available: {run.stdout}")
     empty = os.path.join(WORK, "empty-sysfs")
     os.makedirs(empty, exist_ok=True)
     run = gpucal("--sysfs", empty, "--node", "n4")
@@ -233,6 +249,15 @@ def made_cases():
     cases.append(("no base clock: under half the maximum under load warns", r, ("cpu_clock", "cpu0"), "warn", 0))
     r = copy.deepcopy(base); r.update(cpu_clocks=[dict(clocks[0], cur_khz=2000000)], cpu_clock_under_load=True)
     cases.append(("no base clock: over half the maximum passes", r, ("cpu_clock", "cpu0"), "pass", 0))
+    quota = {"cgroup": "/kubepods/pod1", "bound_by": "/kubepods/pod1", "limit_cpus": 6.0, "allowed_cpus": 8}
+    r = copy.deepcopy(base); r.update(cpu_quota=quota)
+    cases.append(("6 CPUs of 8 by the cgroup's quota warns", r, ("cpu_quota", "/kubepods/pod1"), "warn", 0))
+    r = copy.deepcopy(base); r.update(cpu_quota=dict(quota, limit_cpus=8.0))
+    cases.append(("a quota of all 8 CPUs passes", r, ("cpu_quota", "/kubepods/pod1"), "pass", 0))
+    r = copy.deepcopy(base); r.update(cpu_quota=dict(quota, limit_cpus=0))
+    cases.append(("no quota passes", r, ("cpu_quota", "/kubepods/pod1"), "pass", 0))
+    r = copy.deepcopy(base); r.pop("cpu_quota", None)
+    cases.append(("readings recorded before the quota check: not available", r, ("cpu_quota", "-"), "not available", 0))
     for i, (what, readings, key, status, rc) in enumerate(cases):
         run, doc = judged(readings, f"made{i}")
         check(doc is not None and statuses(doc).get(key) == status and run.returncode == rc,

@@ -47,8 +47,28 @@ drained ghnode2 && fail "ghnode2 drained again after its fault was cleared: $(re
 case "$(state_of ghnode2)" in idle*|mixed*|alloc*) ;; *) fail "ghnode2 is $(state_of ghnode2) after resume" ;; esac
 echo "ok   ghnode2, cleared and resumed, stays in service: $(state_of ghnode2)"
 
-# As a prolog would run it: this machine's own /sys, timed (it fails closed here: a VM exposes
-# none of the checks, and no NVIDIA driver).
+# A node whose CPU is capped by its cgroup (30% of a core for everything in its namespace, slurmd
+# and so its health check with it), judged on this machine's own /sys and /proc: drained by the
+# cpu_quota check, gpucal's reason in Slurm. Skipped where the kernel has no cgroup v1 cpu controller.
+set +e
+bash "$CLUSTER" fault cpu ghnode1 30
+rc=$?
+set -e
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "could not cap ghnode1's CPU (exit $rc)"
+if [ $rc -eq 0 ]; then
+  bash "$CLUSTER" health ghnode1 "$GPUCAL check --health --drain"
+  wait_until 60 drained ghnode1 || fail "ghnode1 (CPU capped at 30%) not drained within 60 s"
+  reason=$(reason_of ghnode1)
+  case "$reason" in
+    "gpucal health: cpu_quota "*"0.30 CPUs"*) ;;
+    *) fail "ghnode1's drain reason is '$reason'" ;;
+  esac
+  echo "ok   ghnode1 (CPU capped by its cgroup) drained: reason '$reason'"
+  bash "$CLUSTER" fault clear
+fi
+
+# As a prolog would run it: this machine's own /sys, timed (a VM exposes few of the checks, and
+# no NVIDIA driver).
 start=$EPOCHREALTIME
 set +e
 "$GPUCAL" check --health --sysfs /sys >/dev/null 2>&1
