@@ -65,24 +65,23 @@ std::string fmt_s(double s) {
   return text;
 }
 
-// Why a step failed, as its log says: the last line that reads as an error (srun's "Unable to
-// create step", an MPI abort, a bench's "error:"), else the last line; "" for an empty log.
+// Why a step failed, as its log says: its first line with "error" (srun's "error: Task launch
+// ... failed on node N: Communication connection failure", gpucal's "error: ..."), else the last
+// line that reads as a failure (an MPI abort, "killed"), else the last line; "" for an empty log.
 std::string log_cause(const std::string& log_path) {
   std::ifstream in(log_path);
-  std::string line, last, last_error;
+  std::string line, last, first_error, last_failure;
   while (std::getline(in, line)) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (line.empty()) continue;
     last = line;
     std::string lower = line;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    for (const char* word : {"error", "unable", "abort", "killed", "not responding", "refused", "denied", "failed"})
-      if (lower.find(word) != std::string::npos) {
-        last_error = line;
-        break;
-      }
+    if (first_error.empty() && lower.find("error") != std::string::npos) first_error = line;
+    for (const char* word : {"unable", "abort", "killed", "not responding", "refused", "denied", "failed"})
+      if (lower.find(word) != std::string::npos) last_failure = line;
   }
-  std::string cause = last_error.empty() ? last : last_error;
+  std::string cause = !first_error.empty() ? first_error : !last_failure.empty() ? last_failure : last;
   if (cause.size() > 200) cause = cause.substr(0, 197) + "...";
   return cause;
 }
@@ -100,7 +99,9 @@ void record(Context& c, const std::string& phase, int round, const std::vector<s
                        {"command", s.command}, {"detail", detail}});
 }
 
-// Probes the nodes of timed-out steps; those that do not answer become hung.
+// Probes the nodes of timed-out steps, and the nodes whose node step failed; those that do not
+// answer become hung (a failed node keeps its status, its detail says why it was left out): the
+// link and fleet phases leave them out, where every step with them would fail too.
 void probe(Context& c, const std::set<std::string>& suspects, const std::string& phase, int round) {
   if (suspects.empty()) return;
   std::vector<Step> steps;
@@ -115,6 +116,11 @@ void probe(Context& c, const std::set<std::string>& suspects, const std::string&
     if (results[i].status == 0) continue;
     c.hung.insert(names[i]);
     json& node = c.manifest.node(names[i]);
+    if (node.value("status", "") == "failed") {
+      node["detail"] = node.value("detail", "") + "; no answer to a probe: left out of the link and fleet phases";
+      c.log << "  " << names[i] << ": failed, no answer to a probe: left out of the link and fleet phases\n";
+      continue;
+    }
     node["status"] = "hung";
     node["detail"] = "no answer to a probe after a " + phase + " step timed out" +
                      (round > 0 ? " (round " + std::to_string(round) + ")" : "");
@@ -153,13 +159,13 @@ void node_phase(Context& c) {
     steps.push_back({node_phase_command(c, n), (fs::path(c.o.out_dir) / "nodes" / (n + ".log")).string(), c.o.node_timeout_s,
                      private_tmpdir_variable(c.o.launcher)});
   const auto results = run_steps(steps, c.o.stragglers);
-  std::set<std::string> timed_out;
+  std::set<std::string> to_probe;
   for (std::size_t i = 0; i < c.nodes.size(); ++i) {
     const std::string& n = c.nodes[i];
     std::string detail;
     json& node = c.manifest.node(n);
     if (results[i].timed_out) {
-      timed_out.insert(n);
+      to_probe.insert(n);
       detail = "stopped after " + fmt_s(results[i].seconds) + " (timeout or straggler limit); kept what it measured";
       node["status"] = "timed out";
     } else if (results[i].status != 0 && !results[i].interrupted) {
@@ -167,13 +173,14 @@ void node_phase(Context& c) {
       detail = "gpucal run exited " + std::to_string(results[i].status) + (cause.empty() ? "" : ": " + cause) +
                " (nodes/" + n + ".log)";
       node["status"] = "failed";
+      to_probe.insert(n);  // a node that cannot run a step is left out of the rest if it does not answer
     }
     node["detail"] = detail;
     node["node_phase_seconds"] = results[i].seconds;
     c.log << "  " << n << ": " << step_status(results[i]) << " (" << fmt_s(results[i].seconds) << ")\n";
     record(c, "node", 0, {n}, steps[i], results[i], "nodes/" + n, detail);
   }
-  probe(c, timed_out, "node", 0);
+  probe(c, to_probe, "node", 0);
 }
 
 std::string bench_command(const Context& c, const std::string& bench, const std::string& args, const fs::path& csv) {

@@ -409,7 +409,7 @@ void diagnose_phases(const FleetDir& f, Diagnosis& d) {
   std::map<std::string, std::string> first_failure;
   for (const nlohmann::json& s : manifest_steps(f)) {
     const std::string phase = step_text(s, "phase");
-    if (phase.empty()) continue;
+    if (phase.empty() || phase == "probe") continue;  // a probe that fails names its node, not a phase
     const std::string status = step_text(s, "status");
     auto& [steps, ok] = by_phase[phase];
     ++steps;

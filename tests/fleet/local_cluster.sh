@@ -10,11 +10,11 @@
 #                                   what NODE's Slurm HealthCheckProgram runs from now on (every
 #                                   $GPUCAL_CLUSTER_HEALTH_INTERVAL s, default 60; before, it passes)
 #   local_cluster.sh fault link NODE RATE | rail NODE RAIL RATE | loss NODE PERCENT | cpu NODE PERCENT
-#                         | stop NODE | clear
+#                         | stop NODE | slurmd NODE | clear
 #                                   plant a fault: rate-limit NODE's veth (tc tbf), or only the
 #                                   traffic of its RAIL-th rank of a job step (the ports below), drop
 #                                   PERCENT of its packets each way (nftables), cap its CPU (cgroup v1
-#                                   cpu.cfs_quota_us), SIGSTOP everything in it
+#                                   cpu.cfs_quota_us), SIGSTOP everything in it, kill its slurmd
 # Rails: each task of a step gets MPI TCP ports by its index on the node (Slurm's TaskProlog sets
 # Open MPI's btl_tcp_port_min_v4 to 20480 + 128 x SLURM_LOCALID, 128 ports), standing in for the
 # NIC of each GPU, so one rank's path can be shaped alone.
@@ -159,24 +159,38 @@ network_up() {
   done
 }
 
+start_slurmd() {
+  local i=$1 name; name=$(node_name "$1")
+  # Each node sees its own spool and TmpFS folders at one path (a mount namespace with bind mounts):
+  # Slurm's PMIx plugin names a step's sockets and client folders by job and step only, and with
+  # %n in the paths it addresses a neighbour step's socket by the unexpanded name.
+  mkdir -p "$DIR/spool/$name" "$DIR/tmp/$name" "$DIR/spool/node" "$DIR/tmp/node"
+  # nsenter, not `ip netns exec`: that remounts /sys, and slurmd wants the host's cgroup mounts.
+  nsenter --net="/run/netns/$(netns_of "$i")" unshare --uts --mount sh -c \
+    "mount --bind $DIR/spool/$name $DIR/spool/node && mount --bind $DIR/tmp/$name $DIR/tmp/node &&
+     hostname $name && exec slurmd -N $name -f $DIR/slurm.conf" \
+    >> "$DIR/log/slurmd-$name.out" 2>&1
+}
+
+# The node's slurmd, and whatever of it runs, gone (SIGKILL) while slurmctld still counts the node
+# up until its SlurmdTimeout: a job given it cannot start steps there. `clear` starts it again.
+slurmd_pids() { for pid in $(ip netns pids "$(netns_of "$1")"); do [ "$(cat /proc/$pid/comm 2>/dev/null)" = slurmd ] && echo "$pid"; done; }
+slurmd_running() { [ -n "$(slurmd_pids "$1")" ]; }
+node_responding() { local state; state=$(sinfo -h -N -n "$1" -o %T); [ -n "$state" ] && [ "${state%\*}" = "$state" ]; }
+fault_slurmd() {
+  local i pids; i=$(node_index "$1"); pids=$(slurmd_pids "$i")
+  [ -n "$pids" ] || die "fault slurmd: no slurmd runs in $(netns_of "$i")"
+  kill -KILL $pids
+  echo "$1" >> "$DIR/slurmd-killed"
+}
+
 start_daemons() {
   local n=$1
   export SLURM_CONF=$DIR/slurm.conf
   unshare --uts sh -c "hostname ${PREFIX}ctl && exec slurmctld -c -f $DIR/slurm.conf" \
     > "$DIR/log/slurmctld.out" 2>&1
   wait_for 100 test -s "$DIR/run/slurmctld.pid" || die "slurmctld did not start (see $DIR/log/slurmctld.log)"
-  for ((i = 1; i <= n; i++)); do
-    local name; name=$(node_name "$i")
-    # Each node sees its own spool and TmpFS folders at one path (a mount namespace with bind mounts):
-    # Slurm's PMIx plugin names a step's sockets and client folders by job and step only, and with
-    # %n in the paths it addresses a neighbour step's socket by the unexpanded name.
-    mkdir -p "$DIR/spool/$name" "$DIR/tmp/$name" "$DIR/spool/node" "$DIR/tmp/node"
-    # nsenter, not `ip netns exec`: that remounts /sys, and slurmd wants the host's cgroup mounts.
-    nsenter --net="/run/netns/$(netns_of "$i")" unshare --uts --mount sh -c \
-      "mount --bind $DIR/spool/$name $DIR/spool/node && mount --bind $DIR/tmp/$name $DIR/tmp/node &&
-       hostname $name && exec slurmd -N $name -f $DIR/slurm.conf" \
-      > "$DIR/log/slurmd-$name.out" 2>&1
-  done
+  for ((i = 1; i <= n; i++)); do start_slurmd "$i"; done
   # Every node idle, or the cluster is not ready (bounded: 60 s).
   wait_for 600 sh -c "[ \"\$(sinfo -h -N -t idle -o %N | wc -l)\" -ge $n ]" ||
     die "nodes not idle after 60 s: $(sinfo -N -h -o '%N %T' | tr '\n' ' ')"
@@ -320,6 +334,19 @@ clear_faults() {
     [ -z "$pids" ] || kill -CONT $pids 2>/dev/null || true
   done
   rm -f "$DIR/stopped"
+  if [ -f "$DIR/slurmd-killed" ]; then
+    export SLURM_CONF=$DIR/slurm.conf
+    local name
+    for name in $(sort -u "$DIR/slurmd-killed"); do
+      local i; i=$(node_index "$name")
+      start_slurmd "$i"
+      # Running again; a drain gpucal set stays (whoever planted the fault resumes the node).
+      wait_for 100 slurmd_running "$i" || die "slurmd of $name did not start again"
+      # ... and answering slurmctld again (no "*" on its state): a job's end found it gone.
+      wait_for 300 node_responding "$name" || die "slurmd of $name does not answer slurmctld again"
+    done
+    rm -f "$DIR/slurmd-killed"
+  fi
 }
 
 case "${1:-}" in
@@ -334,8 +361,9 @@ case "${1:-}" in
       loss) fault_loss "$3" "$4" ;;
       cpu) fault_cpu "$3" "$4" ;;
       stop) fault_stop "$3" ;;
+      slurmd) fault_slurmd "$3" ;;
       clear) clear_faults ;;
-      *) die "fault: expected link NODE RATE | rail NODE RAIL RATE | loss NODE PERCENT | cpu NODE PERCENT | stop NODE | clear" ;;
+      *) die "fault: expected link NODE RATE | rail NODE RAIL RATE | loss NODE PERCENT | cpu NODE PERCENT | stop NODE | slurmd NODE | clear" ;;
     esac ;;
-  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|rail|loss|cpu|stop|clear ..." >&2; exit 2 ;;
+  *) echo "usage: $0 up [NODES] | down | env | health NODE COMMAND... | fault link|rail|loss|cpu|stop|slurmd|clear ..." >&2; exit 2 ;;
 esac

@@ -5,13 +5,22 @@
 #   gcnode2  its link rate-limited to 8 Mbit/s (tc tbf on both ends of its veth)
 #   gcnode3  its CPU capped at 2% of one core (cgroup v1 cpu.cfs_quota_us): a slow GEMM
 #   gcnode6  stops answering mid-run: every process in it SIGSTOPped once the link phase starts
-# Usage: planted_faults.sh GPUCAL WORK_DIR [RUNS]   (RUNS fleet runs, each checked; exit 1 when
-# any run misses a fault or names another node; 77 where the cluster cannot start)
+# SET subtle plants faults a fleet's fastest samples do not show, the nodes it must name:
+#   gcnode3  its CPU capped at 30% of one core: named by its health check (cpu_quota)
+#   gcnode5  its slurmd killed before the job: named failed, with srun's error, and left out of
+#            the link and fleet phases once it does not answer a probe
+# and one it must not name: gcnode2's link capped at 16 Gbit/s, inside what healthy pairs reach on
+# 2 shared cores (a third below the median at most; the host settings name a third of it).
+# Usage: planted_faults.sh GPUCAL WORK_DIR [RUNS [SET]]   (RUNS fleet runs, each checked; SET gross
+# (default) or subtle; exit 1 when any run misses a fault or names another node; 77 where the
+# cluster cannot start)
 # Results: WORK_DIR/run<i>/ (the fleet folder and its report), WORK_DIR/results.md (one line per run).
 set -euo pipefail
 GPUCAL=$(realpath "$1")
 WORK=$(realpath -m "$2")
 RUNS=${3:-1}
+SET=${4:-gross}
+case "$SET" in gross) EXPECTED=gcnode2,gcnode3,gcnode6 ;; subtle) EXPECTED=gcnode3,gcnode5 ;; *) echo "SET: gross or subtle, got '$SET'" >&2; exit 2 ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLUSTER="$HERE/local_cluster.sh"
 export GPUCAL_CLUSTER_DIR="$WORK/cluster"
@@ -60,16 +69,26 @@ for ((run = 1; run <= RUNS; run++)); do
   bash "$CLUSTER" fault clear
   # The previous run's --drain: every node back in service.
   for n in $(seq -f 'gcnode%g' 1 "$NODES"); do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1 || true; done
-  bash "$CLUSTER" fault link gcnode2 8mbit
-  bash "$CLUSTER" fault cpu gcnode3 2
+  # ... and idle, each answering slurmctld, before the next faults (a node resumed while its slurmd
+  # is killed would be marked not responding, and the job would wait for it).
+  wait_until 60 sh -c "[ \"\$(sinfo -h -N -t idle -o %T | grep -vc '[*~#]')\" -ge $NODES ]" ||
+    echo "run $run: not every node idle and answering: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')" >&2
+  if [ "$SET" = gross ]; then
+    bash "$CLUSTER" fault link gcnode2 8mbit
+    bash "$CLUSTER" fault cpu gcnode3 2
+  else
+    bash "$CLUSTER" fault link gcnode2 16gbit
+    bash "$CLUSTER" fault cpu gcnode3 30
+    bash "$CLUSTER" fault slurmd gcnode5
+  fi
   start=$(date +%s)
   sbatch --wait -N "$NODES" -o "$WORK/run$run.out" "$WORK/nightly.sbatch" "$out" > "$WORK/run$run.sbatch" 2>&1 &
   job=$!
   # Mid-run: the node phase has ended once the link phase makes its first folder.
-  if wait_until 900 test -d "$out/links"; then
-    bash "$CLUSTER" fault stop gcnode6
-  else
+  if ! wait_until 900 test -d "$out/links"; then
     echo "run $run: the link phase did not start within 900 s" >&2
+  elif [ "$SET" = gross ]; then
+    bash "$CLUSTER" fault stop gcnode6
   fi
   wait_until 1200 test -s "$out/report.json" || echo "run $run: no report within 1200 s" >&2
   bash "$CLUSTER" fault clear   # gcnode6 answers again, so the job can complete
@@ -77,7 +96,7 @@ for ((run = 1; run <= RUNS; run++)); do
   wait "$job" 2>/dev/null || true
   seconds=$(( $(date +%s) - start ))
   all_nodes=$(seq -s, -f 'gcnode%g' 1 "$NODES")
-  if python3 "$HERE/check_planted.py" "$out" gcnode2,gcnode3,gcnode6 "$run" "$seconds" "$all_nodes" >> "$WORK/results.md"; then
+  if python3 "$HERE/check_planted.py" "$out" "$EXPECTED" "$run" "$seconds" "$all_nodes" >> "$WORK/results.md"; then
     echo "run $run: ok (${seconds} s)"
   else
     echo "run $run: FAILED (${seconds} s); see $out/report.md" >&2

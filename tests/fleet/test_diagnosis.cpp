@@ -247,6 +247,11 @@ TEST(Diagnosis, FailingLinkStepsNameTheCommonNodeOrTheLink) {
   EXPECT_EQ(named.suspect_nodes(), std::vector<std::string>{"n2"});
   EXPECT_EQ(named.suspects.front().kind, "failed");
   EXPECT_EQ(named.suspect_links(), std::vector<std::string>{"n5--n6"});
+  // The probe of a node that does not answer fails: its node is the finding, not a "probe phase"
+  // that measured nothing.
+  f.manifest["steps"].push_back({{"phase", "probe"}, {"nodes", {"n2"}}, {"status", "failed"}});
+  const Diagnosis probed = diagnose(f, no_expectations());
+  EXPECT_TRUE(std::none_of(probed.suspects.begin(), probed.suspects.end(), [](const Suspect& s) { return s.kind == "phase"; }));
 }
 
 // A lossy port (a recorded local run, 3% of one node's packets dropped each way): the median
