@@ -80,7 +80,7 @@ void add_fleet_run(CLI::App& fleet, State& s) {
   c->add_option("--threads", o.threads,
                 "node phase: gpucal run --threads (default: all with --backend cuda or hip, 2 with host, auto with auto: "
                 "a thread per GPU, or 4 on a node without one)");
-  add_number(*c, "--ranks-per-node", o.ranks_per_node, "link and fleet phases: ranks per node", {.min = 1, .max = 1024})
+  add_number(*c, "--ranks-per-node", o.ranks_per_node, "ranks per node: in the link and fleet phases", {.min = 1, .max = 1024})
       ->capture_default_str();
   c->add_option("--rails", o.rails,
                 "link phase: also rank i of one node with rank i of the other for i < N, both ways, one rail at a time "

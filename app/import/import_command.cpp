@@ -20,7 +20,7 @@ CLI::App* ImportCommand::add_to(CLI::App& app) {
                                  "a results folder (collectives.csv, p2p.csv, gemm.csv)");
   cmd->add_option("LOG", logs_, "log files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", out_dir_, "results folder to create (must not exist, or be empty)")->required()->type_name("DIR");
-  cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node, for logs that name no hosts")
+  cmd->add_option("--ranks-per-node", options_.ranks_per_node, "ranks per node: for logs that name no hosts")
       ->check(number_check<int>({.min = 1, .max = 1 << 20}));
   cmd->add_option("--nranks", options_.nranks, "ranks of the run, for logs that do not say (OSU collectives)")
       ->check(number_check<int>({.min = 1, .max = 1 << 24}));

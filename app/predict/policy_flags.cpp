@@ -19,7 +19,7 @@ void PolicyFlags::add(CLI::App& cmd, PredictOptions& options) {
                                   {.min = 1, .max = 1 << 20});
   options_given.push_back(virtual_stages_opt);
   options_given.push_back(add_number(cmd, "--ranks-per-node", options.cost.ranks_per_node,
-                                     "ranks per node, to place the layout's groups on nodes for the communication model",
+                                     "ranks per node: places the layout's groups on nodes for the communication model",
                                      {.min = 1, .max = 1 << 20})
                               ->capture_default_str());
 }

@@ -77,7 +77,7 @@ CLI::App* PredictCommCommand::add_to(CLI::App& app) {
       ->required();
   add_number(*cmd, "--nranks", query_.nranks, "ranks in the group", {.min = 2, .max = 1 << 24})->required();
   add_number(*cmd, "--nnodes", query_.nnodes, "nodes the group spans", {.min = 1, .max = 1 << 24});
-  add_number(*cmd, "--ranks-per-node", query_.ranks_per_node, "ranks per node", {.min = 1, .max = 1 << 20});
+  add_number(*cmd, "--ranks-per-node", query_.ranks_per_node, "ranks per node: sets the group's node count where --nnodes is not given", {.min = 1, .max = 1 << 20});
   cmd->add_option("--size", sizes_, "S in bytes (nccl-tests' convention), axis syntax: 256M, 1M,4M, 8:1G:x2")
       ->required();
   cmd->add_option("--dtype", query_.dtype, "use this dtype's groups (default: fp32, then bf16, then any)");
