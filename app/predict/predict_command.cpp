@@ -202,6 +202,7 @@ int PredictCommand::run() {
     calibration::refuse_output_over_inputs("--output", out_path, {results_dir}, /*reads_calibration_json=*/true);
     const calibration::ResultsDir results = calibration::load_results_dir(results_dir, allow_suspect);
     for (const auto& note : results.suspect_notes) std::cerr << "gpucal: warning: " << note << "\n";
+    options.suspect_rows_left_out = !allow_suspect && !results.suspect_notes.empty();
     const std::string cal_path = results_dir + "/calibration.json";
     const json cal = std::filesystem::exists(cal_path) ? calibration::read_calibration_file(cal_path)
                                                        : calibration::build_calibration(results);

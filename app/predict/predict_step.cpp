@@ -244,7 +244,11 @@ Prediction predict_step(const OpCoster& coster, const json& calibration, const m
   const PipelineStages stages = pipeline_stages(coster, spec, w, options, costed, out.missing);
   if (!out.missing.empty() && !options.allow_missing)
     throw PredictError("cannot cost " + std::to_string(out.missing.size()) + " operation(s), first: " +
-                       out.missing.front() + " (measure it, run gpucal fit, or pass --allow-missing)");
+                       out.missing.front() +
+                       (options.suspect_rows_left_out
+                            ? " (suspect rows were left out: pass --allow-suspect to use them, measure again on a quiet "
+                              "machine, or pass --allow-missing)"
+                            : " (measure it, run gpucal fit, or pass --allow-missing)"));
   const Peak peak = peak_of(options, calibration, to_string(w.layout.dtype));
   out.breakdown = compute_breakdown(costed.point, w, options.overlap, options.schedule, peak.tflops, stages.point);
   json doc;

@@ -17,6 +17,7 @@ struct PredictOptions {
   CostOptions cost;
   double peak_tflops = 0;  // 0: the calibration's compute.gemm.<dtype>.peak_tflops
   bool allow_missing = false;
+  bool suspect_rows_left_out = false;  // the folder's suspect rows were left out (no --allow-suspect)
   // false: the document holds the breakdown and what is missing only, not the model, policy or
   // one entry per op (a sweep ranks thousands of layouts and keeps only their breakdowns).
   bool ops_in_document = true;

@@ -160,6 +160,20 @@ def main():
             or "--seq" not in p.stderr):
         sys.exit(f"FAIL: a bad flag on a folder that warns: {p.stderr!r} (the folder's warnings: {warned.stderr!r})")
     print(f"ok: {len(bad) + 3} ignored, empty, zero or out-of-bound flags refused (exit 2, one line)")
+    # Every GEMM row suspect (a loaded machine) and no calibration to fall back on: the refusal says
+    # the rows were left out and how to use them, not only "measure it".
+    for r in rows:
+        r["suspect"] = "preempted (made here)"
+    with open(os.path.join(noisy, "gemm.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    if os.path.exists(os.path.join(noisy, "calibration.json")):
+        os.remove(os.path.join(noisy, "calibration.json"))
+    p = bare([a.gpucal, "predict", noisy] + MODEL + ["--output", os.path.join(a.work, "s.json")])
+    if p.returncode != 1 or "suspect rows were left out: pass --allow-suspect to use them" not in p.stderr:
+        sys.exit(f"FAIL: every GEMM row suspect: exit {p.returncode}, {p.stderr!r}")
+    print("ok: a step refused for want of the suspect rows left out names --allow-suspect")
 
     # A sweep with --allow-missing before any communication data: tp=2 leaves its TP messages
     # out, so its step lacks them; it ranks after the complete tp=1 and lists what it left out.
