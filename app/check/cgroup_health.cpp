@@ -1,4 +1,5 @@
 #include "app/check/cgroup_health.h"
+#include "app/check/sysfs_read.h"
 
 #include <sched.h>
 
@@ -15,27 +16,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> first_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
-
 // One cgroup's limit in CPUs; nullopt for none ("max", -1) or nothing readable.
 std::optional<double> limit_v1(const fs::path& dir) {
-  const auto quota = first_line(dir / "cpu.cfs_quota_us"), period = first_line(dir / "cpu.cfs_period_us");
-  if (!quota || !period) return std::nullopt;
-  try {
-    const double q = std::stod(*quota), p = std::stod(*period);
-    if (q > 0 && p > 0) return q / p;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+  const auto quota = sysfs_integer(dir / "cpu.cfs_quota_us"), period = sysfs_integer(dir / "cpu.cfs_period_us");
+  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+  return static_cast<double>(*quota) / static_cast<double>(*period);
 }
 
 std::optional<double> limit_v2(const fs::path& dir) {
-  const auto line = first_line(dir / "cpu.max");
+  const auto line = sysfs_line(dir / "cpu.max");
   if (!line) return std::nullopt;
   std::istringstream in(*line);
   std::string quota;
@@ -73,13 +62,7 @@ int cpus_allowed(const fs::path& sysfs_root) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   }
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(sysfs_root / "devices/system/cpu", ec)) {
-    const std::string name = e.path().filename().string();
-    n += name.size() > 3 && name.rfind("cpu", 0) == 0 && name.find_first_not_of("0123456789", 3) == std::string::npos;
-  }
-  return n;
+  return static_cast<int>(numbered_cpus(sysfs_root / "devices/system/cpu").size());
 }
 
 std::string cpus_text(double v) {
@@ -108,7 +91,7 @@ void read_cpu_quota(const std::string& sysfs_root, HealthReadings& into) {
     bool v2 = false;
     if (controllers.empty()) {  // v2: where its root lists the cpu controller (not in a hybrid's unified/)
       for (const fs::path& m : {root, root / "unified"}) {
-        const auto list = first_line(m / "cgroup.controllers");
+        const auto list = sysfs_line(m / "cgroup.controllers");
         if (list && (" " + *list + " ").find(" cpu ") != std::string::npos) {
           mount = m, v2 = true;
           break;

@@ -1,6 +1,7 @@
 #include "app/check/health.h"
 #include "app/check/cgroup_health.h"
 #include "app/check/expectations.h"
+#include "app/check/sysfs_read.h"
 #include "app/check/xid_health.h"
 
 #include <algorithm>
@@ -23,25 +24,6 @@ namespace {
 // NVML's clock event reasons (nvml.h, nvmlClocksEventReason*): the hardware slowed the clocks.
 constexpr unsigned long long kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40, kHwPowerBrake = 0x80;
 
-std::optional<std::string> sysfs_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
-
-std::optional<long long> sysfs_integer(const fs::path& p) {
-  const auto line = sysfs_line(p);
-  if (!line) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(*line, &used);
-    return used > 0 ? std::optional<long long>(v) : std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // "16.0 GT/s PCIe" -> 16.0; "Unknown", "" -> 0.
 double link_rate(const std::string& text) {
   try {
@@ -49,15 +31,6 @@ double link_rate(const std::string& text) {
   } catch (const std::exception&) {
     return 0;
   }
-}
-
-std::vector<fs::path> sysfs_entries(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 void read_pcie(const fs::path& root, HealthReadings& r) {
@@ -81,16 +54,6 @@ void read_edac(const fs::path& root, HealthReadings& r) {
   }
   r.edac_source = r.edac.empty() ? "no EDAC memory controller under " + dir.string() + " (no EDAC driver for this memory)"
                                  : dir.string();
-}
-
-// The numbered CPUs under devices/system/cpu (cpu0, cpu1, ...; not cpufreq, cpuidle), with their folders.
-std::vector<std::pair<int, fs::path>> numbered_cpus(const fs::path& dir) {
-  std::vector<std::pair<int, fs::path>> out;
-  for (const auto& cpu : sysfs_entries(dir, "cpu")) {
-    const std::string name = cpu.filename().string().substr(3);
-    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) out.emplace_back(std::stoi(name), cpu);
-  }
-  return out;
 }
 
 void read_cpu_throttle(const fs::path& root, HealthReadings& r) {

@@ -227,14 +227,14 @@ LinkMetric rank_capacities(const std::string& id, std::vector<PairValue> pairs, 
   return m;
 }
 
-using NodePair = std::pair<std::string, std::string>;
+using NamePair = std::pair<std::string, std::string>;
 // A slow or failing pair before nodes are told apart from links: its suspect as a link, and what
 // it says in a node's reason.
 struct LinkFinding {
   Suspect as_link;
   std::string text;
 };
-using LinkFindings = std::map<NodePair, std::vector<LinkFinding>>;
+using LinkFindings = std::map<NamePair, std::vector<LinkFinding>>;
 
 // Pairs against the pairs between nodes that are not named: a node's best pair is above its typical
 // pair, so the capacities' median would make ordinary pairs look slow. Nodes already named (by any
@@ -284,7 +284,7 @@ std::string step_text(const nlohmann::json& s, const char* key) {
 // Link steps that failed or timed out (a crash, a hang the timeout ended, its retry): findings of
 // their pair, not only notes. An operator's interrupt is none.
 void failing_link_steps(const FleetDir& f, const std::set<std::string>& named, LinkFindings& findings) {
-  std::map<NodePair, std::string> failing;  // pair -> "what status, ..."
+  std::map<NamePair, std::string> failing;  // pair -> "what status, ..."
   for (const nlohmann::json& s : manifest_steps(f)) {
     if (step_text(s, "phase") != "link" || !s.contains("nodes") || !s["nodes"].is_array() || s["nodes"].size() != 2 ||
         !s["nodes"][0].is_string() || !s["nodes"][1].is_string())
