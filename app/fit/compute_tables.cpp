@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace gpucal::calibration {
@@ -116,6 +117,10 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
                         {"efficiency", eff},
                         {"point", t.get_string(r, "point")}});
     }
+    std::set<std::string> accumulations;
+    if (dtype.rfind("fp8", 0) == 0)
+      for (const auto& [shape, r] : best_per_shape)
+        accumulations.insert(fp8_accumulation_of(t.get_string(r, "impl"), t.get_string_or(r, "backend", "")));
     out[dtype] = {{"best_tflops", best_tflops},
                   {"best_point", t.get_string(best, "point")},
                   {"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
@@ -125,8 +130,16 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
                   {"gflops_efficiency", step_table_json(step_table_by_log2_bucket(gflop_eff))},
                   {"by_shape", shapes},
                   {"heldout", gemm_holdout_scores(samples)}};
+    if (accumulations.size() == 1 && !accumulations.begin()->empty())
+      out[dtype]["accumulation"] = *accumulations.begin();
   }
   return out;
+}
+
+std::string fp8_accumulation_of(const std::string& impl, const std::string& backend) {
+  if (impl.rfind("xla-table", 0) == 0) return "fast";
+  if (impl == "cublaslt" && backend == "cuda") return "split";
+  return "";
 }
 
 json attention_tables(const BenchResults& attention, std::vector<std::string>& warnings) {

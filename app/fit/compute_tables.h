@@ -26,6 +26,13 @@ nlohmann::json step_table_json(const StepTable& table);
 // The result of a lookup in a descending step table, nullopt when x is below every threshold.
 std::optional<double> step_lookup(const StepTable& table, double x);
 
+// The accumulation an fp8 GEMM row measured: "fast" for XLA's tables (impl xla-table...: XLA sets
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM on an fp8 dot of DEFAULT precision, xla/stream_executor/cuda/
+// cuda_blas_lt.cc's GetMatmulPlan, and its table generator's dots carry no precision: DEFAULT), "split" for bench_gemm's cuBLASLt rows (it leaves FAST_ACCUM
+// at cuBLASLt's default, 0: promoted to FP32), "" for anything else (not known). gemm_tables
+// writes compute.gemm.<fp8 dtype>.accumulation where every shape's row agrees.
+std::string fp8_accumulation_of(const std::string& impl, const std::string& backend);
+
 // Appends messages about excluded rows (e.g. efficiency above peak) to `warnings`.
 nlohmann::json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings);
 nlohmann::json attention_tables(const BenchResults& attention, std::vector<std::string>& warnings);

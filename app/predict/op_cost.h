@@ -63,7 +63,8 @@ class OpCoster {
  private:
   std::optional<OpCost> cost_point(const model::ModelOp& op, const model::ParallelLayout& layout,
                                    std::string& why) const;
-  std::optional<OpCost> measured(const model::ModelOp& op) const;
+  // `accumulation`, when given: the accumulation the row measured (fp8_accumulation_of), "" not known.
+  std::optional<OpCost> measured(const model::ModelOp& op, std::string* accumulation = nullptr) const;
   std::optional<OpCost> from_gemm_table(const model::ModelOp& op, std::string& why) const;
   std::optional<OpCost> from_attention_table(const model::ModelOp& op, std::string& why) const;
   std::optional<OpCost> from_memory_table(const model::ModelOp& op, std::string& why) const;

@@ -18,12 +18,36 @@ Counts counts_of(const StepFacts& f) {
   return {f.dense_layers + f.moe_layers, f.dense_layers, f.moe_layers, f.micro_batches};
 }
 
+// Transformer Engine's casts around an fp8 linear layer: its input in forward and its output's
+// gradient in backward, each read in bf16 and written in fp8 twice, as is and transposed (Hopper's
+// fp8 GEMMs take only the TN layout, so wgrad needs the transposes). That moves the bytes of a
+// bf16 copy of the tensor (2 read + 1 + 1 written per element): priced as bench_memory's `copy` of
+// it. The amax each cast records rides in the same pass (delayed scaling); the weights' casts,
+// once per step (TE keeps them across micro-batches), are left out. A gated MLP's gate and up
+// projections are one linear in TE (linear_fc1), so its input is cast once (`shares_input`).
+void add_fp8_casts(Workload& w, const std::string& name, int64_t in, int64_t out, int64_t tokens, int64_t calls,
+                   int64_t batch, bool shares_input) {
+  auto cast = [&](const std::string& what, int64_t width) {
+    ModelOp op;
+    op.kind = OpKind::memory;
+    op.role = "fp8_cast_" + name + "_" + what;
+    op.calls_per_step = calls;
+    op.dtype = w.layout.dtype;
+    op.memory = {.kernel = "copy", .bytes = tokens * width * batch * static_cast<int64_t>(dtype_bytes(w.layout.dtype))};
+    w.ops.push_back(op);
+  };
+  if (!shares_input) cast("input", in);
+  cast("grad", out);
+}
+
 // The three GEMMs of a linear layer in[in] -> out[out] over `tokens` tokens (workload.h
 // gives the forms), `calls` times per step each. batch > 1: local experts, one grouped GEMM.
+// In fp8 (ParallelLayout::fp8_gemms) with Transformer Engine's casts (add_fp8_casts).
 void add_linear(Workload& w, const std::string& name, int64_t in, int64_t out, int64_t tokens, int64_t calls,
-                int64_t batch = 1, bool in_gemm_dtype = true) {
+                int64_t batch = 1, bool in_gemm_dtype = true, bool shares_input = false) {
   if (calls == 0 || tokens == 0) return;
   const DType d = in_gemm_dtype ? w.layout.gemm_dtype() : w.layout.dtype, out_d = w.layout.dtype;
+  if (d == DType::fp8_e4m3 || d == DType::fp8_e5m2) add_fp8_casts(w, name, in, out, tokens, calls, batch, shares_input);
   auto gemm = [&](const std::string& form, const std::string& layout, int64_t m, int64_t n, int64_t k,
                   double beta, DType out_dtype) {
     ModelOp op;
@@ -32,7 +56,8 @@ void add_linear(Workload& w, const std::string& name, int64_t in, int64_t out, i
     op.calls_per_step = calls;
     op.dtype = d;
     op.gemm = {
-        .m = m, .n = n, .k = k, .batch = batch, .layout = layout, .beta = beta, .out_dtype = out_dtype};
+        .m = m, .n = n, .k = k, .batch = batch, .layout = layout, .beta = beta, .out_dtype = out_dtype, .accumulation = {}};
+    if (d == DType::fp8_e4m3 || d == DType::fp8_e5m2) op.gemm.accumulation = form == "fwd" ? "fast" : "split";
     w.ops.push_back(op);
   };
   gemm("fwd", "TN", out, tokens, in, 0.0, out_d);
@@ -106,7 +131,7 @@ void add_compute_ops(Workload& w) {
   // rank's experts with balanced routing, shared experts like a dense MLP).
   auto mlp = [&](const std::string& prefix, int64_t width, int64_t tokens, int64_t calls, int64_t batch) {
     if (m.gated) add_linear(w, prefix + "_gate", m.hidden, width, tokens, calls, batch);
-    add_linear(w, prefix + "_up", m.hidden, width, tokens, calls, batch);
+    add_linear(w, prefix + "_up", m.hidden, width, tokens, calls, batch, true, /*shares_input=*/m.gated);
     add_linear(w, prefix + "_down", width, m.hidden, tokens, calls, batch);
   };
   if (c.dense_layers > 0) mlp("mlp", m.ffn / tp, T, c.dense_layers * c.micro_batches, 1);

@@ -74,8 +74,8 @@ void ModelFlags::add(CLI::App& app, const std::string& what) {
   if (!dtype_opt)
     dtype_opt = layout_opt(
         app.add_option("--dtype", dtype,
-                       what + "bf16, fp16, fp32, fp8 (the linear layers' GEMMs in fp8_e4m3, the rest bf16, as "
-                              "Transformer Engine); auto: fp32 on host, bf16 on GPUs")
+                       what + "bf16, fp16, fp32, fp8 (the linear layers' GEMMs in fp8_e4m3 and their inputs' and "
+                              "gradients' casts, the rest bf16, as Transformer Engine); auto: fp32 on host, bf16 on GPUs")
             ->capture_default_str());
 }
 

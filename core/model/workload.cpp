@@ -195,6 +195,7 @@ nlohmann::json to_json(const ModelOp& op) {
                     {"layout", g.layout},
                     {"beta", g.beta},
                     {"out_dtype", to_string(g.out_dtype)}};
+      if (!g.accumulation.empty()) j["shape"]["accumulation"] = g.accumulation;
       break;
     }
     case OpKind::attention: {

@@ -36,6 +36,10 @@ struct GemmShape {
   std::string layout = "TN";
   double beta = 0;
   DType out_dtype = DType::fp32;
+  // fp8 GEMMs only, as Transformer Engine runs them on Hopper: "fast" (the forward GEMM, FP8's
+  // own accumulator) or "split" (dgrad and wgrad, promoted to FP32 every few steps of k; TE's
+  // _2X_ACC_DGRAD/_2X_ACC_WGRAD). Empty: not an fp8 GEMM. Not a shape cell: rows do not record it.
+  std::string accumulation;
 };
 
 struct AttentionShape {

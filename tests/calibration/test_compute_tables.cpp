@@ -58,6 +58,28 @@ TEST(ComputeTables, RowsAbovePeakAreExcludedWithAWarning) {
   EXPECT_NE(warnings[0].find("above peak"), std::string::npos);
 }
 
+// An fp8 table says how its rows accumulated where they agree: XLA's tables fast, bench_gemm's
+// cuBLASLt rows split (FAST_ACCUM left at 0); a mix, or rows of unknown origin, say nothing.
+TEST(ComputeTables, Fp8TableSaysHowItAccumulated) {
+  auto table_of = [](const std::string& impl_a, const std::string& impl_b) {
+    const std::string dir = testing::fresh_temp_dir();
+    std::ofstream(dir + "/gemm.csv")
+        << "bench,impl,backend,point,status,regime,samples,time_us_median,time_us_p10,time_us_p90,dtype,m,n,k,batch,"
+           "flops,tflops,peak_tflops\n"
+           "gemm," << impl_a << ",cuda,a,ok,hot,10,1,1,1,fp8_e4m3,4096,4096,4096,1,1.37e11,1000,1979\n"
+           "gemm," << impl_b << ",cuda,b,ok,hot,10,1,1,1,fp8_e4m3,2048,2048,2048,1,1.7e10,800,1979\n"
+           "gemm," << impl_b << ",cuda,c,ok,hot,10,1,1,1,bf16,2048,2048,2048,1,1.7e10,600,989\n";
+    std::vector<std::string> warnings;
+    return gemm_tables(*load_results_dir(dir).find("gemm"), warnings);
+  };
+  EXPECT_EQ(table_of("xla-table", "xla-table-derived")["fp8_e4m3"].value("accumulation", ""), "fast");
+  EXPECT_EQ(table_of("cublaslt", "cublaslt")["fp8_e4m3"].value("accumulation", ""), "split");
+  EXPECT_FALSE(table_of("cublaslt", "xla-table")["fp8_e4m3"].contains("accumulation"));
+  EXPECT_FALSE(table_of("host", "host")["fp8_e4m3"].contains("accumulation"));
+  EXPECT_FALSE(table_of("cublaslt", "cublaslt")["bf16"].contains("accumulation"));
+  EXPECT_EQ(fp8_accumulation_of("cublaslt", "rocm"), "");
+}
+
 TEST(ComputeTables, MemoryAndAttentionTables) {
   const std::string dir = testing::fresh_temp_dir();
   testing::write_synthetic_results(dir);

@@ -49,7 +49,7 @@ def close(a, b, where):
             fail("%s: rebuilt %r, committed %r" % (where, a, b))
     elif isinstance(a, dict) and isinstance(b, dict):
         if set(a) != set(b):
-            fail("%s: rebuilt keys %s, committed %s" % (where, sorted(set(a) ^ set(b)), ""))
+            fail("%s: keys only rebuilt %s, only committed %s" % (where, sorted(set(a) - set(b)), sorted(set(b) - set(a))))
         for k in a:
             close(a[k], b[k], where + "." + k)
     elif isinstance(a, list) and isinstance(b, list):
@@ -148,6 +148,20 @@ def main():
         if not tokens:
             fail("predict --dtype %s printed no tokens/s:\n%s" % (dtype, out))
         print("predict llama3-8b dp 8 zero 3 gbs 128 --dtype %s: %s tokens/s" % (dtype, tokens.group(1)))
+    # fp8 as Transformer Engine runs it: XLA's table accumulated fast, so dgrad and wgrad (split)
+    # are priced from it x1.15 and the forward GEMM as measured; the casts around each linear.
+    if cal["compute"]["gemm"]["fp8_e4m3"].get("accumulation") != "fast":
+        fail("compute.gemm.fp8_e4m3.accumulation is not 'fast' (XLA's table)")
+    with open(os.path.join(work, "predict-fp8.json")) as f:
+        ops = {o["op_role"]: o for o in json.load(f)["ops"]}
+    for role, accumulation in (("qkv_fwd", "fast"), ("qkv_dgrad", "split"), ("mlp_down_wgrad", "split")):
+        op = ops.get(role, {})
+        scaled = "x1.15: measured with fast accumulation" in op.get("method", "")
+        if op.get("shape", {}).get("accumulation") != accumulation or scaled != (accumulation == "split"):
+            fail("predict --dtype fp8: %s not priced for its accumulation: %r" % (role, op))
+    casts = [r for r in ops if r.startswith("fp8_cast_")]
+    if len(casts) != 9 or any(ops[r]["shape"]["kernel"] != "copy" for r in casts):
+        fail("predict --dtype fp8: expected the 9 casts of a Llama layer's linears as copies, got %s" % casts)
     if digest(committed) != before:
         fail("check or predict changed a file of " + FOLDER)
     print("ok")

@@ -2,6 +2,9 @@
 // published hyper-parameters (the arithmetic is in the comments).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "core/errors.h"
 #include "core/model/workload.h"
 #include "tests/model/usage_error_of.h"
@@ -41,31 +44,54 @@ ParallelLayout layout(int64_t tp, int64_t pp = 1, int64_t dp = 1) {
 }
 
 // --dtype fp8 (Transformer Engine's recipe): the projections' and MLPs' GEMMs take fp8_e4m3 and
-// write bf16 (weight gradients fp32); the output layer, attention, element-wise ops and messages
-// stay bf16. Shapes and counts are the bf16 step's.
+// write bf16 (weight gradients fp32), the forward GEMM with fast accumulation and dgrad and wgrad
+// split; the output layer, attention, element-wise ops and messages stay bf16. Shapes and counts
+// are the bf16 step's, with TE's casts added: each linear's input and its output's gradient, moved
+// as a bf16 copy (the gated MLP's gate and up projections share one input cast).
 TEST(WorkloadShapes, Fp8GemmsOnlyInTheLinearLayers) {
   ParallelLayout l = layout(2, 1, 2);
   const Workload bf16 = derive_workload(find_preset("llama3-8b"), l);
   l.fp8_gemms = true;
   const Workload fp8 = derive_workload(find_preset("llama3-8b"), l);
-  ASSERT_EQ(fp8.ops.size(), bf16.ops.size());
+  std::vector<const ModelOp*> kept;
+  std::vector<std::string> casts;
+  for (const ModelOp& o : fp8.ops) {
+    if (o.role.rfind("fp8_cast_", 0) == 0) {
+      casts.push_back(o.role);
+      EXPECT_EQ(o.memory.kernel, "copy");
+      EXPECT_EQ(o.dtype, DType::bf16);
+    } else {
+      kept.push_back(&o);
+    }
+  }
+  EXPECT_EQ(casts, (std::vector<std::string>{"fp8_cast_qkv_input", "fp8_cast_qkv_grad", "fp8_cast_attn_out_input",
+                                             "fp8_cast_attn_out_grad", "fp8_cast_mlp_gate_input", "fp8_cast_mlp_gate_grad",
+                                             "fp8_cast_mlp_up_grad", "fp8_cast_mlp_down_input",
+                                             "fp8_cast_mlp_down_grad"}));
+  ASSERT_EQ(kept.size(), bf16.ops.size());
   int fp8_gemms = 0;
-  for (std::size_t i = 0; i < fp8.ops.size(); ++i) {
-    const ModelOp& o = fp8.ops[i];
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const ModelOp& o = *kept[i];
     SCOPED_TRACE(o.role);
     EXPECT_EQ(o.role, bf16.ops[i].role);
     EXPECT_EQ(o.calls_per_step, bf16.ops[i].calls_per_step);
     if (o.kind == OpKind::gemm && o.role.rfind("logits", 0) != 0) {
       EXPECT_EQ(o.dtype, DType::fp8_e4m3);
       EXPECT_EQ(o.gemm.out_dtype, bf16.ops[i].gemm.out_dtype);  // bf16, fp32 for wgrad
+      EXPECT_EQ(o.gemm.accumulation, o.role.size() > 4 && o.role.substr(o.role.size() - 4) == "_fwd" ? "fast" : "split");
       ++fp8_gemms;
     } else {
       EXPECT_EQ(o.dtype, bf16.ops[i].dtype);
+      EXPECT_EQ(o.gemm.accumulation, "");
     }
   }
   EXPECT_EQ(fp8_gemms, 15);  // qkv, attn_out, mlp_gate, mlp_up, mlp_down x fwd, dgrad, wgrad
   EXPECT_EQ(op_of(fp8, "logits_fwd").dtype, DType::bf16);
   EXPECT_EQ(op_of(fp8, "attn_fwd").dtype, DType::bf16);
+  // The MLP's down projection on this tp 2 rank: its input is tokens x ffn / 2 in bf16.
+  const ModelOp& down = op_of(fp8, "fp8_cast_mlp_down_input");
+  EXPECT_EQ(down.memory.bytes, fp8.facts.tokens * (14336 / 2) * 2);
+  EXPECT_EQ(down.calls_per_step, op_of(fp8, "mlp_down_fwd").calls_per_step);
 }
 
 // Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split

@@ -191,6 +191,46 @@ TEST(PredictCost, GroupNodes) {
   EXPECT_EQ(group_nnodes("dp", 4, l, 8), 2);
 }
 
+// Transformer Engine runs an fp8 forward GEMM with fast accumulation and dgrad, wgrad split; a
+// table measured one way prices the other at x1.15 (/1.15), its interval widened to 1.10..1.20,
+// and the figure is extrapolated. A table that does not say how it accumulated is taken as is.
+TEST(PredictCost, Fp8AccumulationPricedFromTheOtherMode) {
+  auto calibration_with = [](const std::string& accumulation) {
+    nlohmann::json t = {{"by_shape", {{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"batch", 1}, {"tflops", 1000.0}}}}};
+    if (!accumulation.empty()) t["accumulation"] = accumulation;
+    return nlohmann::json{{"compute", {{"gemm", {{"fp8_e4m3", t}}}}}};
+  };
+  ModelOp op;
+  op.kind = OpKind::gemm;
+  op.dtype = DType::fp8_e4m3;
+  op.gemm = {.m = 4096, .n = 4096, .k = 4096, .batch = 1, .layout = "NN", .beta = 0, .out_dtype = DType::bf16,
+             .accumulation = {}};
+  const double table_us = 2.0 * 4096 * 4096 * 4096 / 1000e12 * 1e6;
+  const calibration::ResultsDir none;
+  const model::ParallelLayout layout;
+  auto cost = [&](const std::string& table, const std::string& role, const std::string& wanted) {
+    const OpCoster coster(none, calibration_with(table), CostOptions{});
+    op.role = role;
+    op.gemm.accumulation = wanted;
+    std::string why;
+    const OpCost* c = coster.cost(op, layout, why);
+    EXPECT_NE(c, nullptr) << why;
+    return c ? *c : OpCost{};
+  };
+  const OpCost dgrad = cost("fast", "qkv_dgrad", "split");
+  EXPECT_NEAR(dgrad.time_us, table_us * 1.15, 1e-9 * table_us);
+  EXPECT_NEAR(dgrad.lo_us, table_us * 1.10, 1e-9 * table_us);
+  EXPECT_NEAR(dgrad.hi_us, table_us * 1.20, 1e-9 * table_us);
+  EXPECT_EQ(dgrad.provenance, calibration::Provenance::extrapolated);
+  EXPECT_NE(dgrad.method.find("measured with fast accumulation, run with split"), std::string::npos) << dgrad.method;
+  EXPECT_NEAR(cost("fast", "qkv_fwd", "fast").time_us, table_us, 1e-9 * table_us);
+  const OpCost fwd = cost("split", "qkv_fwd", "fast");
+  EXPECT_NEAR(fwd.time_us, table_us / 1.15, 1e-9 * table_us);
+  EXPECT_NEAR(fwd.lo_us, table_us / 1.20, 1e-9 * table_us);
+  EXPECT_NEAR(cost("", "qkv_wgrad", "split").time_us, table_us, 1e-9 * table_us);
+  EXPECT_EQ(cost("", "qkv_wgrad", "split").provenance, calibration::Provenance::interpolated);
+}
+
 TEST(PredictSweep, Combinations) {
   model::ParallelLayout base;
   const auto ls = sweep_layouts(base, {"tp=1,2,4", "pp=1,2"});

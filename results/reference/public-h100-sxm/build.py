@@ -123,9 +123,13 @@ FP8_RULE = (
     "'cuBLASLt requires the second operand to be column-major on non-Blackwell systems'; the generator's rhs "
     "is [b,k,n] with n minor), so the table's time t is the mean of the two middle kernels, (T + G) / 2. "
     "The GEMM's time is taken as G = 2t - T, with T the transpose reading and writing b*k*n bytes at the "
-    "published HBM copy rate (its fixed launch cost left out, so G is if anything slow)")
+    "published HBM copy rate (its fixed launch cost left out, so G is if anything slow). The GEMMs ran with "
+    "fast accumulation (cuda_blas_lt.cc, GetMatmulPlan: 'Use the fast accumulation mode if the compute "
+    "precision is DEFAULT'; the generator's dot carries no precision), so the table's accumulation is 'fast': "
+    "gpucal predict prices Transformer Engine's dgrad and wgrad GEMMs, which accumulate split, from it x1.15")
 FP8_SOURCES = ("openxla/xla @ dc660322168302831d1cbc4c99683cd79671286e: xla/tools/matmul_perf_table_gen.cc, "
-               "xla/service/gpu/transforms/gemm_rewriter.cc")
+               "xla/service/gpu/transforms/gemm_rewriter.cc; openxla/xla @ 0ceef6a5b22331a56b5a8312d6775f5e6245007d: "
+               "xla/stream_executor/cuda/cuda_blas_lt.cc")
 
 
 def derived_fp8(out, hbm_gbps):
