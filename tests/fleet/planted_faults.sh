@@ -11,8 +11,11 @@
 #            the link and fleet phases once it does not answer a probe
 # and one it must not name: gcnode2's link capped at 16 Gbit/s, inside what healthy pairs reach on
 # 2 shared cores (a third below the median at most; the host settings name a third of it).
+# SET lossy plants a lossy port, named as the node (its half round trip first), never as its
+# healthy peers' links:
+#   gcnode4  6% of the packets into and out of it dropped (nftables, numgen random)
 # Usage: planted_faults.sh GPUCAL WORK_DIR [RUNS [SET]]   (RUNS fleet runs, each checked; SET gross
-# (default) or subtle; exit 1 when any run misses a fault or names another node; 77 where the
+# (default), subtle or lossy; exit 1 when any run misses a fault or names another node; 77 where the
 # cluster cannot start)
 # Results: WORK_DIR/run<i>/ (the fleet folder and its report), WORK_DIR/results.md (one line per run).
 set -euo pipefail
@@ -20,7 +23,12 @@ GPUCAL=$(realpath "$1")
 WORK=$(realpath -m "$2")
 RUNS=${3:-1}
 SET=${4:-gross}
-case "$SET" in gross) EXPECTED=gcnode2,gcnode3,gcnode6 ;; subtle) EXPECTED=gcnode3,gcnode5 ;; *) echo "SET: gross or subtle, got '$SET'" >&2; exit 2 ;; esac
+case "$SET" in
+  gross) EXPECTED=gcnode2,gcnode3,gcnode6 ;;
+  subtle) EXPECTED=gcnode3,gcnode5 ;;
+  lossy) EXPECTED=gcnode4 ;;
+  *) echo "SET: gross, subtle or lossy, got '$SET'" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLUSTER="$HERE/local_cluster.sh"
 export GPUCAL_CLUSTER_DIR="$WORK/cluster"
@@ -76,6 +84,8 @@ for ((run = 1; run <= RUNS; run++)); do
   if [ "$SET" = gross ]; then
     bash "$CLUSTER" fault link gcnode2 8mbit
     bash "$CLUSTER" fault cpu gcnode3 2
+  elif [ "$SET" = lossy ]; then
+    bash "$CLUSTER" fault loss gcnode4 6
   else
     bash "$CLUSTER" fault link gcnode2 16gbit
     bash "$CLUSTER" fault cpu gcnode3 30
