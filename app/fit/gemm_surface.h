@@ -1,6 +1,6 @@
 // GEMM throughput between and beyond measured shapes: the model `gpucal predict` prices a GEMM of
 // an unmeasured shape with, and the held-out scores `gpucal fit` reports for it beside two
-// baselines (docs/fidelity.md, "GPU tables held out: XLA's H100 measurements").
+// baselines (docs/fidelity.md, "GPU tables held out: XLA's H100 and B200 measurements").
 //
 // The surface: ln(TFLOP/s) as a local quadratic in log2 of (batch, m, n, k), fitted by weighted
 // least squares around the asked shape (Gaussian weights, bandwidth kBandwidthOctaves in each
