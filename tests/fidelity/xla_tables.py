@@ -6,7 +6,8 @@ fit`; fit scores, per dtype, the GEMM surface `gpucal predict` uses (app/fit/gem
 log-log interpolation in FLOP count and XLA's own interpolation rule, on three splits: every 3rd shape, every shape of one k, every shape of
 one batch (calibration.json compute.gemm.<dtype>.heldout). Reported: median and worst error.
 
-Collectives (xla_collective_sm90.txtpb): every 3rd size of each group held out, fitted and predicted
+Collectives (xla_collective_sm90.txtpb, 8 H100; xla_collective_sm100.txtpb, 8 B200): every 3rd size of
+each group held out, fitted and predicted
 with `gpucal predict-comm` as tests/fidelity/comm_intervals.py does for the public nccl-tests logs:
 median error, log-log's, and the coverage of the 90% intervals; then rank extrapolation: the groups
 of 2 and 4 ranks fitted, every size of 8 ranks predicted.
@@ -34,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import comm_intervals as ci  # noqa: E402
 
 GEMM_TABLES = [("H100", "xla_matmul_sm90.txtpb"), ("B200", "xla_matmul_sm100.txtpb")]
-COLLECTIVE_TABLE = "xla_collective_sm90.txtpb"
+COLLECTIVE_TABLES = [("H100", "xla_collective_sm90.txtpb"), ("B200", "xla_collective_sm100.txtpb")]
 
 
 def gemm_scores(gpucal, fixtures, work, table):
@@ -46,10 +47,11 @@ def gemm_scores(gpucal, fixtures, work, table):
     return {dtype: table["heldout"] for dtype, table in gemm.items()}
 
 
-def rank_extrapolation(gpucal, fixtures, work):
+def rank_extrapolation(gpucal, fixtures, work, table):
     """Fit the 2- and 4-rank groups, predict every size of the 8-rank ones: [(measured, predicted, lo, hi)]."""
+    work = os.path.join(work, "extrapolation-" + table.split(".")[0])
     full = os.path.join(work, "collectives", "full")
-    ci.import_log(gpucal, fixtures, COLLECTIVE_TABLE, full)
+    ci.import_log(gpucal, fixtures, table, full)
     train = os.path.join(work, "collectives", "ranks_2_4")
     shutil.rmtree(train, ignore_errors=True)
     shutil.copytree(full, train)
@@ -131,38 +133,45 @@ def main():
                  f"{'met' if worst_dtype_median <= 5 else 'NOT met'} (largest split median {worst_dtype_median:.1f}%)")
 
     lines.append("")
-    lines.append("Collectives, XLA's 8x H100 table: every 3rd size held out")
-    points = ci.evaluate_log(a.gpucal, a.fixtures, os.path.join(a.work, "collectives_heldout"), COLLECTIVE_TABLE)
-    summary = ci.summary(points)
-    lines.append(f"{'':40} {'points':>6} {'median_err%':>11} {'loglog%':>8} {'coverage%':>9}")
-    lines.append(f"{'all sizes':40} {summary['points']:6d} {summary['median_err_pct']:11.2f} "
-                 f"{summary['median_loglog_pct']:8.2f} {summary['coverage_pct']:9.1f}")
-    # The bandwidth-bound sizes (>= 1 MiB): below them XLA's table is launch noise (1 KiB slower than 64 KiB).
-    full_rows = ci.read_rows(os.path.join(a.work, "collectives_heldout", COLLECTIVE_TABLE, "full", "collectives.csv"))
-    big_times = {float(r["time_us_median"]) for r in full_rows if float(r["size_bytes"]) >= 1 << 20}
-    big = [p for p in points if p[0] in big_times]
-    if big:
-        s = ci.summary(big)
-        lines.append(f"{'sizes >= 1 MiB':40} {s['points']:6d} {s['median_err_pct']:11.2f} "
-                     f"{s['median_loglog_pct']:8.2f} {s['coverage_pct']:9.1f}")
-    lines.append(f"target collectives median held-out error <= 5%: "
-                 f"{'met' if summary['median_err_pct'] <= 5 else 'NOT met'} ({summary['median_err_pct']:.1f}% of "
-                 f"{summary['points']} points); 90% interval coverage in 85-95%: "
-                 f"{'met' if 85 <= summary['coverage_pct'] <= 95 else 'NOT met'} ({summary['coverage_pct']:.1f}%)")
+    lines.append("Collectives, XLA's 8x H100 | 8x B200 tables: every 3rd size held out")
+    head = f"{'points':>6} {'median_err%':>11} {'loglog%':>8} {'coverage%':>9}"
+    lines.append(f"{'':24} {head} | {head}")
+    cells = {"all sizes": [], "sizes >= 1 MiB": []}
+    targets = []
+    for device, table in COLLECTIVE_TABLES:
+        work = os.path.join(a.work, "collectives_heldout")
+        points = ci.evaluate_log(a.gpucal, a.fixtures, work, table)
+        # The bandwidth-bound sizes (>= 1 MiB): below them XLA's table is launch noise (1 KiB slower than 64 KiB).
+        full_rows = ci.read_rows(os.path.join(work, table, "full", "collectives.csv"))
+        big_times = {float(r["time_us_median"]) for r in full_rows if float(r["size_bytes"]) >= 1 << 20}
+        for label, pts in (("all sizes", points), ("sizes >= 1 MiB", [p for p in points if p[0] in big_times])):
+            sm = ci.summary(pts)
+            cells[label].append(f"{sm['points']:6d} {sm['median_err_pct']:11.2f} {sm['median_loglog_pct']:8.2f} "
+                                f"{sm['coverage_pct']:9.1f}")
+        sm = ci.summary(points)
+        targets.append(f"{device} {sm['median_err_pct']:.1f}% of {sm['points']} points, coverage {sm['coverage_pct']:.1f}%")
+        if not (sm["median_err_pct"] <= 5 and 85 <= sm["coverage_pct"] <= 95):
+            targets[-1] += " (NOT met)"
+    for label, row in cells.items():
+        lines.append(f"{label:24} " + " | ".join(row))
+    lines.append("target collectives median held-out error <= 5%, 90% interval coverage in 85-95%: " + "; ".join(targets))
 
     lines.append("")
     lines.append("Collectives, rank extrapolation: groups of 2 and 4 fitted, every size at 8 ranks predicted")
-    lines.append(f"{'collective':40} {'points':>6} {'median_err%':>11} {'coverage%':>9}")
-    everything = []
-    for collective, pts in sorted(rank_extrapolation(a.gpucal, a.fixtures, a.work).items()):
-        everything += pts
+    head = f"{'points':>6} {'median_err%':>11} {'coverage%':>9}"
+    lines.append(f"{'collective':24} {head} | {head}")
+    per_device = [rank_extrapolation(a.gpucal, a.fixtures, a.work, table) for _, table in COLLECTIVE_TABLES]
+
+    def cell(pts):
         err = statistics.median(abs(p - m) / m * 100 for m, p, _, _ in pts)
         cov = [lo <= m <= hi for m, _, lo, hi in pts if not math.isnan(lo)]
-        lines.append(f"{collective:40} {len(pts):6d} {err:11.2f} {100.0 * sum(cov) / max(1, len(cov)):9.1f}")
-    if everything:
-        err = statistics.median(abs(p - m) / m * 100 for m, p, _, _ in everything)
-        cov = [lo <= m <= hi for m, _, lo, hi in everything if not math.isnan(lo)]
-        lines.append(f"{'overall':40} {len(everything):6d} {err:11.2f} {100.0 * sum(cov) / max(1, len(cov)):9.1f}")
+        return f"{len(pts):6d} {err:11.2f} {100.0 * sum(cov) / max(1, len(cov)):9.1f}"
+
+    for collective in sorted(set().union(*per_device)):
+        if all(collective in d for d in per_device):
+            lines.append(f"{collective:24} " + " | ".join(cell(d[collective]) for d in per_device))
+    if all(per_device):
+        lines.append(f"{'overall':24} " + " | ".join(cell([p for pts in d.values() for p in pts]) for d in per_device))
     else:
         failures.append("rank extrapolation: no 8-rank prediction")
     text = "\n".join(lines)
