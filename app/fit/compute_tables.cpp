@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -120,7 +121,8 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
     std::set<std::string> accumulations;
     if (dtype.rfind("fp8", 0) == 0)
       for (const auto& [shape, r] : best_per_shape)
-        accumulations.insert(fp8_accumulation_of(t.get_string(r, "impl"), t.get_string_or(r, "backend", "")));
+        accumulations.insert(fp8_accumulation_of(t.get_string(r, "impl"), t.get_string_or(r, "backend", ""),
+                                                 t.get_string_or(r, "device", "")));
     out[dtype] = {{"best_tflops", best_tflops},
                   {"best_point", t.get_string(best, "point")},
                   {"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
@@ -136,7 +138,9 @@ json gemm_tables(const BenchResults& gemm, std::vector<std::string>& warnings) {
   return out;
 }
 
-std::string fp8_accumulation_of(const std::string& impl, const std::string& backend) {
+std::string fp8_accumulation_of(const std::string& impl, const std::string& backend, const std::string& device) {
+  static const std::regex hopper(R"((^|[^0-9A-Za-z])(H100|H200|H800|H20|GH200|sm_90)([^0-9]|$))");
+  if (!std::regex_search(device, hopper)) return "";
   if (impl.rfind("xla-table", 0) == 0) return "fast";
   if (impl == "cublaslt" && backend == "cuda") return "split";
   return "";

@@ -33,7 +33,7 @@ Provenance inside_or_not(bool inside) { return inside ? Provenance::interpolated
 
 const json kNone;
 
-// An fp8 GEMM priced from a figure measured with the other accumulation (GemmShape::accumulation,
+// An fp8 GEMM priced from a figure measured with the other accumulation on Hopper (GemmShape::accumulation,
 // compute_tables.h's fp8_accumulation_of): split accumulation (FP32 promotion) costs 1.10-1.20x
 // the fast mode's time at training shapes on H100 (pytorch/ao issue 2377: a user's benchmark, and
 // the maintainers' answer that fast accumulation trades accuracy for speed). The time is scaled by
@@ -123,7 +123,8 @@ std::optional<OpCost> OpCoster::measured(const ModelOp& op, std::string* accumul
   }
   if (!best) return std::nullopt;
   if (accumulation && t.has_column("impl"))
-    *accumulation = calibration::fp8_accumulation_of(t.get_string(*best, "impl"), t.get_string_or(*best, "backend", ""));
+    *accumulation = calibration::fp8_accumulation_of(t.get_string(*best, "impl"), t.get_string_or(*best, "backend", ""),
+                                                     t.get_string_or(*best, "device", ""));
   OpCost c;
   c.time_us = t.get_double(*best, "time_us_median");
   c.provenance = Provenance::measured;

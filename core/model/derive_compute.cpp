@@ -23,21 +23,22 @@ Counts counts_of(const StepFacts& f) {
 // fp8 GEMMs take only the TN layout, so wgrad needs the transposes). That moves the bytes of a
 // bf16 copy of the tensor (2 read + 1 + 1 written per element): priced as bench_memory's `copy` of
 // it. The amax each cast records rides in the same pass (delayed scaling); the weights' casts,
-// once per step (TE keeps them across micro-batches), are left out. A gated MLP's gate and up
+// once per step (TE keeps them across micro-batches), are left out, and a norm that writes fp8
+// itself (TE's LayerNormLinear) is counted as the norm and a cast. A gated MLP's gate and up
 // projections are one linear in TE (linear_fc1), so its input is cast once (`shares_input`).
 void add_fp8_casts(Workload& w, const std::string& name, int64_t in, int64_t out, int64_t tokens, int64_t calls,
                    int64_t batch, bool shares_input) {
   auto cast = [&](const std::string& what, int64_t width) {
     ModelOp op;
     op.kind = OpKind::memory;
-    op.role = "fp8_cast_" + name + "_" + what;
+    op.role = name + "_fp8_cast_" + what;  // the linear's name first: exports place it by it
     op.calls_per_step = calls;
     op.dtype = w.layout.dtype;
     op.memory = {.kernel = "copy", .bytes = tokens * width * batch * static_cast<int64_t>(dtype_bytes(w.layout.dtype))};
     w.ops.push_back(op);
   };
-  if (!shares_input) cast("input", in);
-  cast("grad", out);
+  if (!shares_input) cast("input_fwd", in);
+  cast("grad_bwd", out);
 }
 
 // The three GEMMs of a linear layer in[in] -> out[out] over `tokens` tokens (workload.h

@@ -58,17 +58,19 @@ TEST(ComputeTables, RowsAbovePeakAreExcludedWithAWarning) {
   EXPECT_NE(warnings[0].find("above peak"), std::string::npos);
 }
 
-// An fp8 table says how its rows accumulated where they agree: XLA's tables fast, bench_gemm's
-// cuBLASLt rows split (FAST_ACCUM left at 0); a mix, or rows of unknown origin, say nothing.
+// An fp8 table measured on Hopper says how its rows accumulated where they agree: XLA's tables fast,
+// bench_gemm's cuBLASLt rows split (FAST_ACCUM left at 0); a mix, rows of unknown origin, or
+// another device, nothing.
 TEST(ComputeTables, Fp8TableSaysHowItAccumulated) {
-  auto table_of = [](const std::string& impl_a, const std::string& impl_b) {
+  auto table_of = [](const std::string& impl_a, const std::string& impl_b,
+                     const std::string& device = "NVIDIA H100 80GB HBM3") {
     const std::string dir = testing::fresh_temp_dir();
     std::ofstream(dir + "/gemm.csv")
-        << "bench,impl,backend,point,status,regime,samples,time_us_median,time_us_p10,time_us_p90,dtype,m,n,k,batch,"
-           "flops,tflops,peak_tflops\n"
-           "gemm," << impl_a << ",cuda,a,ok,hot,10,1,1,1,fp8_e4m3,4096,4096,4096,1,1.37e11,1000,1979\n"
-           "gemm," << impl_b << ",cuda,b,ok,hot,10,1,1,1,fp8_e4m3,2048,2048,2048,1,1.7e10,800,1979\n"
-           "gemm," << impl_b << ",cuda,c,ok,hot,10,1,1,1,bf16,2048,2048,2048,1,1.7e10,600,989\n";
+        << "bench,impl,backend,device,point,status,regime,samples,time_us_median,time_us_p10,time_us_p90,dtype,m,n,"
+           "k,batch,flops,tflops,peak_tflops\n"
+           "gemm," << impl_a << ",cuda," << device << ",a,ok,hot,10,1,1,1,fp8_e4m3,4096,4096,4096,1,1.37e11,1000,1979\n"
+           "gemm," << impl_b << ",cuda," << device << ",b,ok,hot,10,1,1,1,fp8_e4m3,2048,2048,2048,1,1.7e10,800,1979\n"
+           "gemm," << impl_b << ",cuda," << device << ",c,ok,hot,10,1,1,1,bf16,2048,2048,2048,1,1.7e10,600,989\n";
     std::vector<std::string> warnings;
     return gemm_tables(*load_results_dir(dir).find("gemm"), warnings);
   };
@@ -77,7 +79,12 @@ TEST(ComputeTables, Fp8TableSaysHowItAccumulated) {
   EXPECT_FALSE(table_of("cublaslt", "xla-table")["fp8_e4m3"].contains("accumulation"));
   EXPECT_FALSE(table_of("host", "host")["fp8_e4m3"].contains("accumulation"));
   EXPECT_FALSE(table_of("cublaslt", "cublaslt")["bf16"].contains("accumulation"));
-  EXPECT_EQ(fp8_accumulation_of("cublaslt", "rocm"), "");
+  EXPECT_EQ(table_of("xla-table", "xla-table", "sm_90")["fp8_e4m3"].value("accumulation", ""), "fast");
+  // Blackwell's fp8 has no fast mode: nothing to say.
+  EXPECT_FALSE(table_of("xla-table", "xla-table", "sm_100_B200")["fp8_e4m3"].contains("accumulation"));
+  EXPECT_FALSE(table_of("cublaslt", "cublaslt", "NVIDIA B200")["fp8_e4m3"].contains("accumulation"));
+  EXPECT_EQ(fp8_accumulation_of("cublaslt", "cuda", "NVIDIA H200"), "split");
+  EXPECT_EQ(fp8_accumulation_of("cublaslt", "rocm", "NVIDIA H100 80GB HBM3"), "");
 }
 
 TEST(ComputeTables, MemoryAndAttentionTables) {

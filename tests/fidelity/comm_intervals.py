@@ -103,7 +103,7 @@ def import_log(gpucal, fixtures, name, dest):
 
 
 def evaluate_log(gpucal, fixtures, work, name):
-    """The held-out points of one log: [(measured, predicted, lo, hi, loglog)]."""
+    """The held-out points of one log: [(measured, predicted, lo, hi, loglog, size_bytes)]."""
     full = os.path.join(work, name, "full")
     import_log(gpucal, fixtures, name, full)
     csv_path = os.path.join(full, "collectives.csv")
@@ -143,14 +143,14 @@ def evaluate_log(gpucal, fixtures, work, name):
             p = predictions[float(int(s))]
             interval = p["interval"]
             lo, hi = (interval["lo_s"] * 1e6, interval["hi_s"] * 1e6) if interval else (math.nan, math.nan)
-            points.append((float(r["time_us_median"]), p["time_s"] * 1e6, lo, hi, loglog(train, s)))
+            points.append((float(r["time_us_median"]), p["time_s"] * 1e6, lo, hi, loglog(train, s), s))
     return points
 
 
 def summary(points):
-    err = [abs(p - m) / m * 100 for m, p, _, _, _ in points]
-    base = [abs(b - m) / m * 100 for m, _, _, _, b in points]
-    covered = [lo <= m <= hi for m, _, lo, hi, _ in points if not math.isnan(lo)]
+    err = [abs(p - m) / m * 100 for m, p, *_ in points]
+    base = [abs(b - m) / m * 100 for m, _, _, _, b, *_ in points]
+    covered = [lo <= m <= hi for m, _, lo, hi, *_ in points if not math.isnan(lo)]
     return {"points": len(points), "median_err_pct": statistics.median(err), "median_loglog_pct": statistics.median(base),
             "coverage_pct": 100.0 * sum(covered) / len(covered) if covered else math.nan,
             "with_interval": len(covered)}

@@ -2,6 +2,8 @@
 // by hand in the comments (times in ms).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/errors.h"
 #include "app/predict/op_cost.h"
 #include "app/predict/predict_command.h"
@@ -229,6 +231,17 @@ TEST(PredictCost, Fp8AccumulationPricedFromTheOtherMode) {
   EXPECT_NEAR(fwd.lo_us, table_us / 1.20, 1e-9 * table_us);
   EXPECT_NEAR(cost("", "qkv_wgrad", "split").time_us, table_us, 1e-9 * table_us);
   EXPECT_EQ(cost("", "qkv_wgrad", "split").provenance, calibration::Provenance::interpolated);
+  // One coster for a layer's forward and dgrad of one shape: the scaled answer is not shared.
+  const OpCoster coster(none, calibration_with("fast"), CostOptions{});
+  std::string why;
+  for (const auto& [role, wanted, factor] : {std::tuple{"qkv_fwd", "fast", 1.0}, std::tuple{"qkv_dgrad", "split", 1.15},
+                                             std::tuple{"qkv_fwd", "fast", 1.0}}) {
+    op.role = role;
+    op.gemm.accumulation = wanted;
+    const OpCost* c = coster.cost(op, layout, why);
+    ASSERT_NE(c, nullptr) << why;
+    EXPECT_NEAR(c->time_us, table_us * factor, 1e-9 * table_us) << role;
+  }
 }
 
 TEST(PredictSweep, Combinations) {
