@@ -35,7 +35,7 @@ const json kNone;
 
 // An fp8 GEMM priced from a figure measured with the other accumulation on Hopper (GemmShape::accumulation,
 // compute_tables.h's fp8_accumulation_of): split accumulation (FP32 promotion) costs 1.10-1.20x
-// the fast mode's time at training shapes on H100 (pytorch/ao issue 2377: a user's benchmark, and
+// the fast mode's time at training shapes on H100 (a user's benchmark posted to pytorch/ao, and
 // the maintainers' answer that fast accumulation trades accuracy for speed). The time is scaled by
 // the middle of that range and the interval widened to its ends; the figure is then extrapolated.
 constexpr double kSplitAccumulation = 1.15, kSplitAccumulationLo = 1.10, kSplitAccumulationHi = 1.20;
